@@ -1,0 +1,147 @@
+import type { PermissionMode } from "../config/schema.ts";
+import type { ModelRunner } from "../llm/step.ts";
+import type { ProviderFailure } from "../llm/errors.ts";
+import { addUsage, emptyUsage, type EventBody, type RunStatus, type StopReason, type Usage } from "../protocol/events.ts";
+import { toolResultMessage, type ModelMessage, type ToolResultPart } from "../protocol/messages.ts";
+import type { ApprovalBroker } from "../policy/approvals.ts";
+import type { Rule } from "../policy/rules.ts";
+import type { Roots } from "../security/roots.ts";
+import type { Tool } from "../tool/define.ts";
+import { executeCall, type CallGuards } from "./call.ts";
+
+export type LoopLimits = { maxSteps: number; maxToolCalls: number; toolTimeoutMs: number };
+
+export type LoopInput = {
+  agent: string;
+  runner: ModelRunner;
+  instructions: string;
+  /** Prior history plus the new user message; the loop appends to a copy. */
+  history: ModelMessage[];
+  /** The agent's allowlisted tools, exactly what the model was offered. */
+  tools: ReadonlyMap<string, Tool>;
+  permissionMode: PermissionMode;
+  rules: readonly Rule[];
+  approvals: ApprovalBroker;
+  roots: Roots;
+  limits: LoopLimits;
+  /** Aborted on cancellation or the run deadline. */
+  signal: AbortSignal;
+  /** Why `signal` fired: cancelled or deadline. */
+  abortReason(): StopReason;
+  emit(body: EventBody): void;
+};
+
+export type LoopResult = {
+  status: RunStatus;
+  reason: StopReason | null;
+  text: string;
+  usage: Usage;
+  steps: number;
+  toolCalls: number;
+  history: ModelMessage[];
+  failure?: ProviderFailure;
+};
+
+function aborted(input: LoopInput) {
+  const reason = input.abortReason();
+  return { status: (reason === "cancelled" ? "cancelled" : "limit") as RunStatus, reason };
+}
+
+/**
+ * The agent loop: one model step, then every tool call it made (validated,
+ * allowlisted, policy-checked, executed, answered in call order), then the
+ * next step, until the model stops calling tools or a hard stop.
+ */
+export async function runLoop(input: LoopInput): Promise<LoopResult> {
+  const history = [...input.history];
+  let usage = emptyUsage();
+  let steps = 0;
+  let lastText = "";
+  const guards: CallGuards = { toolCalls: 0, lastSignature: "", repeats: 0 };
+  const finish = (status: RunStatus, reason: StopReason | null, failure?: ProviderFailure): LoopResult => ({
+    status,
+    reason,
+    text: lastText,
+    usage,
+    steps,
+    toolCalls: guards.toolCalls,
+    history,
+    ...(failure ? { failure } : {}),
+  });
+
+  for (;;) {
+    if (input.signal.aborted) {
+      const stop = aborted(input);
+      return finish(stop.status, stop.reason);
+    }
+    if (steps >= input.limits.maxSteps) {
+      input.emit({ type: "guard.triggered", guard: "max_steps", message: `reached the step limit (${input.limits.maxSteps} model steps)` });
+      return finish("limit", "max_steps");
+    }
+    steps += 1;
+    const step = steps;
+    input.emit({ type: "step.started", step });
+    const outcome = await input.runner.step({
+      instructions: input.instructions,
+      messages: history,
+      signal: input.signal,
+      onText: (text) => input.emit({ type: "message.delta", step, text }),
+      onReasoning: (text) => input.emit({ type: "reasoning.delta", step, text }),
+    });
+    if (!outcome.ok) {
+      if (outcome.aborted || input.signal.aborted) {
+        const stop = aborted(input);
+        return finish(stop.status, stop.reason);
+      }
+      const f = outcome.failure;
+      input.emit({
+        type: "run.failed",
+        error: {
+          kind: "provider",
+          category: f.category,
+          message: f.message,
+          statusCode: f.statusCode,
+          retryAfterMs: f.retryAfterMs,
+          retryable: f.retryable,
+        },
+      });
+      return finish("failed", "provider_error", f);
+    }
+
+    usage = addUsage(usage, outcome.usage);
+    input.emit({ type: "usage.updated", step, stepUsage: outcome.usage, usage });
+    lastText = outcome.text;
+
+    // The SDK already answered calls it could not parse or that name no offered
+    // tool; drop its answers so every call is answered once, by us, in order.
+    const invalidIds = new Set(outcome.toolCalls.filter((c) => c.invalid !== undefined).map((c) => c.callId));
+    history.push(...withoutAnswers(outcome.responseMessages, invalidIds));
+    input.emit({ type: "step.completed", step, finishReason: outcome.finishReason, toolCalls: outcome.toolCalls.length });
+    if (outcome.toolCalls.length === 0) return finish("completed", null);
+
+    const results: ToolResultPart[] = [];
+    let stop: { reason: StopReason } | undefined;
+    for (const call of outcome.toolCalls) {
+      const answered = await executeCall(input, call, step, guards, stop?.reason);
+      results.push(answered.part);
+      if (answered.stop && !stop) stop = { reason: answered.stop };
+    }
+    history.push(toolResultMessage(results));
+    if (stop) return finish("limit", stop.reason);
+  }
+}
+
+/** Removes tool-result parts for the given call ids (and tool messages left empty). */
+function withoutAnswers(messages: ModelMessage[], callIds: Set<string>): ModelMessage[] {
+  if (callIds.size === 0) return messages;
+  const kept: ModelMessage[] = [];
+  for (const message of messages) {
+    if (message.role !== "tool") {
+      kept.push(message);
+      continue;
+    }
+    const content = message.content.filter((part) => !callIds.has(part.toolCallId));
+    if (content.length > 0) kept.push({ role: "tool", content });
+  }
+  return kept;
+}

@@ -1,0 +1,68 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { AgentProfile, PermissionMode } from "../config/schema.ts";
+
+const PROMPT_DIR = join(import.meta.dir, "prompts");
+
+/** How much of the workspace-root AGENTS.md goes into the prompt. */
+export const AGENTS_MD_LIMIT = 64 * 1024;
+
+export const BUILT_IN_PROMPTS = ["build", "plan", "explore", "implement", "verify", "review", "vision"] as const;
+
+/** The text of a built-in agent prompt file shipped next to this module. */
+export function builtInPrompt(name: string): string | undefined {
+  if (!(BUILT_IN_PROMPTS as readonly string[]).includes(name)) return undefined;
+  return readFileSync(join(PROMPT_DIR, `${name}.md`), "utf8");
+}
+
+/** Cuts UTF-8 bytes at a character boundary, never inside a multi-byte sequence. */
+export function utf8Prefix(bytes: Uint8Array, limit: number): string {
+  if (bytes.length <= limit) return new TextDecoder().decode(bytes);
+  let end = limit;
+  while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end -= 1;
+  return new TextDecoder().decode(bytes.subarray(0, end));
+}
+
+function readAgentsMd(workspace: string): string | undefined {
+  try {
+    const bytes = readFileSync(join(workspace, "AGENTS.md"));
+    const text = utf8Prefix(bytes, AGENTS_MD_LIMIT);
+    return bytes.length > AGENTS_MD_LIMIT ? `${text}\n[AGENTS.md truncated at ${AGENTS_MD_LIMIT} bytes]` : text;
+  } catch {
+    return undefined;
+  }
+}
+
+export type PromptFacts = {
+  workspace: string;
+  roots: string[];
+  permissionMode: PermissionMode;
+  model: string;
+  now: Date;
+  platform: string;
+};
+
+/**
+ * The system prompt: the shared base, the agent's own prompt, runtime facts,
+ * then the repository's AGENTS.md (bounded). Kept small on purpose: every
+ * byte is paid for on every request.
+ */
+export function assembleSystemPrompt(agent: AgentProfile, facts: PromptFacts): string {
+  const base = readFileSync(join(PROMPT_DIR, "system.md"), "utf8").trim();
+  const own = agent.prompt ?? (agent.promptFile ? readFileSync(agent.promptFile, "utf8") : builtInPrompt(agent.name));
+  const extraRoots = facts.roots.filter((root) => root !== facts.workspace);
+  const runtime = [
+    `Workspace root: ${facts.workspace}`,
+    ...(extraRoots.length > 0 ? [`Other allowed roots: ${extraRoots.join(", ")}`] : []),
+    `Date: ${facts.now.toISOString().slice(0, 10)}`,
+    `Platform: ${facts.platform}`,
+    `Permission mode: ${facts.permissionMode}`,
+    `Agent: ${agent.name}; model: ${facts.model}`,
+  ].join("\n");
+  const sections = [base, own?.trim(), `# Environment\n${runtime}`];
+  const agentsMd = readAgentsMd(facts.workspace);
+  if (agentsMd !== undefined && agentsMd.trim() !== "") {
+    sections.push(`# Repository instructions (AGENTS.md)\n${agentsMd.trim()}`);
+  }
+  return sections.filter((s): s is string => s !== undefined && s !== "").join("\n\n");
+}

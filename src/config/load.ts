@@ -1,0 +1,78 @@
+import { statSync } from "node:fs";
+import { isAbsolute, resolve } from "node:path";
+import { zeroEnv, type Env } from "../util/env.ts";
+import { ConfigError } from "./errors.ts";
+import { finalizeConfig } from "./finalize.ts";
+import { defaultsLayer, readConfigLayer, type ConfigLayer } from "./layer.ts";
+import { mergeLayers } from "./merge.ts";
+import { findProjectConfig, userConfigFile } from "./paths.ts";
+import type { EffectiveConfig } from "./schema.ts";
+import { isWorkspaceTrusted } from "./trust.ts";
+
+export type ConfigSource = { file: string; layer: "user" | "project" | "explicit" };
+
+export type LoadedConfig = {
+  config: EffectiveConfig;
+  /** The files that were applied, lowest precedence first (the built-in defaults are not listed). */
+  sources: ConfigSource[];
+  /** A project file that exists but was not read because the workspace is not trusted. */
+  ignoredProjectFile?: string;
+  /** Whether the workspace's own configuration may be used (trust record or the ephemeral override). */
+  trusted: boolean;
+};
+
+export type LoadConfigOptions = {
+  /** Canonical workspace directory. */
+  workspace: string;
+  env: Env;
+};
+
+/**
+ * Built-in defaults < user file < project layer. The project layer is the file named by
+ * ZERO_CLI_CONFIG (trusted by being named) or else the nearest project file, read only when the
+ * workspace is trusted; an untrusted project file is not even parsed. CLI flags apply later.
+ */
+export function loadConfig(options: LoadConfigOptions): LoadedConfig {
+  const { workspace, env } = options;
+  const layers: ConfigLayer[] = [defaultsLayer(env)];
+  const user = readConfigLayer(userConfigFile(env), "user", true);
+  if (user !== undefined) layers.push(user);
+
+  // The override is read from the environment on every load and never written anywhere.
+  const trusted = zeroEnv(env, "TRUST_PROJECT_CONFIG") === "1" || isWorkspaceTrusted(workspace, env);
+  let ignoredProjectFile: string | undefined;
+  const explicit = explicitConfigFile(env);
+  if (explicit !== undefined) {
+    layers.push(readConfigLayer(explicit, "explicit")!);
+  } else {
+    const found = findProjectConfig(workspace);
+    if (found !== undefined && trusted) layers.push(readConfigLayer(found, "project")!);
+    else ignoredProjectFile = found;
+  }
+
+  const { merged, origins } = mergeLayers(layers);
+  const config = finalizeConfig(merged, origins, layers);
+  const sources = layers.flatMap((layer): ConfigSource[] =>
+    layer.file === undefined || layer.source === "defaults" ? [] : [{ file: layer.file, layer: layer.source }],
+  );
+  return ignoredProjectFile === undefined ? { config, sources, trusted } : { config, sources, ignoredProjectFile, trusted };
+}
+
+/** ZERO_CLI_CONFIG (or the deprecated DEVOUT_CONFIG): an absolute path to an existing regular file. */
+function explicitConfigFile(env: Env): string | undefined {
+  const value = zeroEnv(env, "CONFIG");
+  if (value === undefined) return undefined;
+  const variable = env.ZERO_CLI_CONFIG === value ? "ZERO_CLI_CONFIG" : "DEVOUT_CONFIG";
+  if (!isAbsolute(value)) {
+    throw new ConfigError(`${variable} must be an absolute path to a configuration file, got "${value}"`);
+  }
+  const file = resolve(value);
+  let isFile = false;
+  try {
+    isFile = statSync(file, { throwIfNoEntry: false })?.isFile() === true;
+  } catch {
+    isFile = false;
+  }
+  if (!isFile) throw new ConfigError(`${variable} names no regular file`, { file });
+  return file;
+}

@@ -1,0 +1,279 @@
+import { z } from "zod";
+
+/**
+ * The one internal event stream. The runtime emits these; every surface (run
+ * --json, stream-json, host, ACP, TUI) is a mapper from them. `zero run --json`
+ * writes them verbatim, so changing a field here changes a public output:
+ * extend, don't rename.
+ */
+
+export const usageSchema = z.object({
+  inputTokens: z.number().int().nonnegative(),
+  outputTokens: z.number().int().nonnegative(),
+  totalTokens: z.number().int().nonnegative(),
+  reasoningTokens: z.number().int().nonnegative(),
+  cachedInputTokens: z.number().int().nonnegative(),
+});
+export type Usage = z.infer<typeof usageSchema>;
+
+export function emptyUsage(): Usage {
+  return { inputTokens: 0, outputTokens: 0, totalTokens: 0, reasoningTokens: 0, cachedInputTokens: 0 };
+}
+
+export function addUsage(a: Usage, b: Usage): Usage {
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    totalTokens: a.totalTokens + b.totalTokens,
+    reasoningTokens: a.reasoningTokens + b.reasoningTokens,
+    cachedInputTokens: a.cachedInputTokens + b.cachedInputTokens,
+  };
+}
+
+/** What a tool call may do, as policy sees it. */
+export const riskSchema = z.enum(["read", "write", "execute", "network", "delegate"]);
+export type Risk = z.infer<typeof riskSchema>;
+
+/** Finer than risk, so "always allow" for an edit never covers a delete. */
+export const operationSchema = z.enum([
+  "read",
+  "read-secret",
+  "write-edit",
+  "write-delete",
+  "write-move",
+  "execute",
+  "network",
+  "delegate",
+]);
+export type Operation = z.infer<typeof operationSchema>;
+
+export const permissionModeSchema = z.enum(["read-only", "ask", "accept-edits", "full-access"]);
+
+export const runStatusSchema = z.enum(["completed", "failed", "limit", "cancelled"]);
+export type RunStatus = z.infer<typeof runStatusSchema>;
+
+/** Why a run stopped early; `null` when the model simply finished. */
+export const stopReasonSchema = z.enum([
+  "max_steps",
+  "max_tool_calls",
+  "repetition",
+  "deadline",
+  "cancelled",
+  "provider_error",
+  "internal_error",
+]);
+export type StopReason = z.infer<typeof stopReasonSchema>;
+
+export const providerErrorCategorySchema = z.enum([
+  "auth",
+  "rate_limit",
+  "unavailable",
+  "context_overflow",
+  "bad_response",
+  "invalid_request",
+]);
+export type ProviderErrorCategory = z.infer<typeof providerErrorCategorySchema>;
+
+export const toolStatusSchema = z.enum(["completed", "failed", "denied", "cancelled"]);
+export type ToolStatus = z.infer<typeof toolStatusSchema>;
+
+const base = {
+  eventId: z.uuid(),
+  sequence: z.number().int().positive(),
+  timestamp: z.iso.datetime(),
+  runId: z.string(),
+};
+
+const modelIdentity = z.object({ alias: z.string(), provider: z.string(), model: z.string() });
+
+export const runStartedSchema = z.object({
+  ...base,
+  type: z.literal("run.started"),
+  sessionId: z.string(),
+  rootRunId: z.string(),
+  parentRunId: z.string().nullable(),
+  surface: z.enum(["cli", "tui", "acp", "host", "exec"]),
+  task: z.string(),
+  agent: z.string(),
+  model: modelIdentity,
+  cwd: z.string(),
+  roots: z.array(z.string()),
+  permissionMode: permissionModeSchema,
+  workDepth: z.enum(["flash", "medium", "pro", "ultra"]),
+  depth: z.number().int().nonnegative(),
+  reasoningEffort: z.string().nullable(),
+  speed: z.string().nullable(),
+  budgets: z.object({
+    maxSteps: z.number().int().positive(),
+    maxToolCalls: z.number().int().nonnegative(),
+    maxTokens: z.number().int().positive().nullable(),
+    timeoutMs: z.number().int().positive(),
+    deadline: z.iso.datetime(),
+  }),
+});
+
+export const stepStartedSchema = z.object({ ...base, type: z.literal("step.started"), step: z.number().int().positive() });
+
+export const messageDeltaSchema = z.object({
+  ...base,
+  type: z.literal("message.delta"),
+  step: z.number().int().positive(),
+  text: z.string(),
+});
+
+export const reasoningDeltaSchema = z.object({
+  ...base,
+  type: z.literal("reasoning.delta"),
+  step: z.number().int().positive(),
+  text: z.string(),
+});
+
+export const toolRequestedSchema = z.object({
+  ...base,
+  type: z.literal("tool.requested"),
+  step: z.number().int().positive(),
+  callId: z.string(),
+  tool: z.string(),
+  input: z.unknown(),
+  risk: riskSchema.nullable(),
+  operation: operationSchema.nullable(),
+});
+
+export const permissionRequestedSchema = z.object({
+  ...base,
+  type: z.literal("permission.requested"),
+  callId: z.string(),
+  tool: z.string(),
+  risk: riskSchema,
+  operation: operationSchema,
+  permissionMode: permissionModeSchema,
+  reason: z.string(),
+});
+
+export const permissionDecidedSchema = z.object({
+  ...base,
+  type: z.literal("permission.decided"),
+  callId: z.string(),
+  tool: z.string(),
+  decision: z.enum(["allow", "deny"]),
+  /** `mode`: the permission mode decided without asking; `once`/`always`: a responder answered; `no-responder`: headless. */
+  source: z.enum(["mode", "once", "always", "session", "no-responder"]),
+  reason: z.string(),
+});
+
+export const toolStartedSchema = z.object({ ...base, type: z.literal("tool.started"), callId: z.string(), tool: z.string() });
+
+export const toolProgressSchema = z.object({
+  ...base,
+  type: z.literal("tool.progress"),
+  callId: z.string(),
+  tool: z.string(),
+  message: z.string(),
+});
+
+export const toolCompletedSchema = z.object({
+  ...base,
+  type: z.literal("tool.completed"),
+  callId: z.string(),
+  tool: z.string(),
+  status: toolStatusSchema,
+  /** The text the model receives (bounded). */
+  output: z.string(),
+  truncated: z.boolean(),
+  durationMs: z.number().nonnegative(),
+});
+
+export const guardTriggeredSchema = z.object({
+  ...base,
+  type: z.literal("guard.triggered"),
+  guard: z.enum(["max_steps", "max_tool_calls", "repetition", "deadline"]),
+  message: z.string(),
+});
+
+export const usageUpdatedSchema = z.object({
+  ...base,
+  type: z.literal("usage.updated"),
+  step: z.number().int().positive(),
+  stepUsage: usageSchema,
+  usage: usageSchema,
+});
+
+export const stepCompletedSchema = z.object({
+  ...base,
+  type: z.literal("step.completed"),
+  step: z.number().int().positive(),
+  finishReason: z.string(),
+  toolCalls: z.number().int().nonnegative(),
+});
+
+export const runFailedSchema = z.object({
+  ...base,
+  type: z.literal("run.failed"),
+  error: z.object({
+    kind: z.enum(["provider", "internal"]),
+    category: providerErrorCategorySchema.nullable(),
+    message: z.string(),
+    statusCode: z.number().int().nullable(),
+    retryAfterMs: z.number().nonnegative().nullable(),
+    retryable: z.boolean(),
+  }),
+});
+
+export const runCompletedSchema = z.object({
+  ...base,
+  type: z.literal("run.completed"),
+  status: runStatusSchema,
+  reason: stopReasonSchema.nullable(),
+  exitCode: z.number().int(),
+  /** The final answer: the text of the last model step. */
+  text: z.string(),
+  usage: usageSchema,
+  steps: z.number().int().nonnegative(),
+  toolCalls: z.number().int().nonnegative(),
+  durationMs: z.number().nonnegative(),
+});
+
+export const runtimeEventSchema = z.discriminatedUnion("type", [
+  runStartedSchema,
+  stepStartedSchema,
+  messageDeltaSchema,
+  reasoningDeltaSchema,
+  toolRequestedSchema,
+  permissionRequestedSchema,
+  permissionDecidedSchema,
+  toolStartedSchema,
+  toolProgressSchema,
+  toolCompletedSchema,
+  guardTriggeredSchema,
+  usageUpdatedSchema,
+  stepCompletedSchema,
+  runFailedSchema,
+  runCompletedSchema,
+]);
+
+export type RuntimeEvent = z.infer<typeof runtimeEventSchema>;
+export type RuntimeEventType = RuntimeEvent["type"];
+export type EventOf<T extends RuntimeEventType> = Extract<RuntimeEvent, { type: T }>;
+
+/** An event before the emitter stamps its envelope (id, sequence, time, run). */
+export type EventBody = RuntimeEvent extends infer E
+  ? E extends RuntimeEvent
+    ? Omit<E, "eventId" | "sequence" | "timestamp" | "runId">
+    : never
+  : never;
+
+/** Exit codes shared by every surface (decisions.md). */
+export const EXIT = { ok: 0, internal: 1, usage: 2, provider: 3, limit: 4, cancelled: 130 } as const;
+
+export function exitCodeFor(status: RunStatus, reason: StopReason | null): number {
+  switch (status) {
+    case "completed":
+      return EXIT.ok;
+    case "limit":
+      return EXIT.limit;
+    case "cancelled":
+      return EXIT.cancelled;
+    case "failed":
+      return reason === "provider_error" ? EXIT.provider : EXIT.internal;
+  }
+}

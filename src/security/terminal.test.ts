@@ -1,0 +1,199 @@
+import { describe, expect, test } from "bun:test";
+import { MAX_SEQUENCE_LENGTH, createTerminalSanitizer, sanitizeForTerminal } from "./terminal.ts";
+
+const ESC = "\x1b";
+const BEL = "\x07";
+const ST = `${ESC}\\`;
+
+describe("sanitizeForTerminal", () => {
+  test("removes CSI sequences whole", () => {
+    expect(sanitizeForTerminal(`${ESC}[31mred${ESC}[0m`)).toBe("red");
+    expect(sanitizeForTerminal(`a${ESC}[2J${ESC}[1;1Hb`)).toBe("ab");
+    expect(sanitizeForTerminal(`${ESC}[?1049h${ESC}[38;5;196mx`)).toBe("x");
+  });
+
+  test("removes OSC sequences, with BEL or ST, including clipboard and links", () => {
+    expect(sanitizeForTerminal(`${ESC}]0;evil title${BEL}after`)).toBe("after");
+    expect(sanitizeForTerminal(`${ESC}]52;c;ZWNobyBwd25lZA==${BEL}ok`)).toBe("ok");
+    expect(sanitizeForTerminal(`${ESC}]8;;https://evil.example${ST}click${ESC}]8;;${ST}`)).toBe("click");
+  });
+
+  test("removes DCS, SOS, PM and APC strings", () => {
+    expect(sanitizeForTerminal(`a${ESC}Pq#0;2;0;0;0${ST}b`)).toBe("ab");
+    expect(sanitizeForTerminal(`a${ESC}Xsos${ST}b`)).toBe("ab");
+    expect(sanitizeForTerminal(`a${ESC}^pm${ST}b`)).toBe("ab");
+    expect(sanitizeForTerminal(`a${ESC}_Gf=100;AAAA${ST}b`)).toBe("ab");
+  });
+
+  test("removes two-byte and intermediate escapes", () => {
+    expect(sanitizeForTerminal(`a${ESC}cb`)).toBe("ab"); // RIS, full reset
+    expect(sanitizeForTerminal(`a${ESC}7b${ESC}8`)).toBe("ab");
+    expect(sanitizeForTerminal(`a${ESC}(0b`)).toBe("ab"); // line-drawing charset
+    expect(sanitizeForTerminal(`a${ESC}#8b`)).toBe("ab");
+  });
+
+  test("removes 8-bit C1 sequences", () => {
+    expect(sanitizeForTerminal("\u009b31mred")).toBe("red");
+    expect(sanitizeForTerminal("\u009d0;title\u0007x")).toBe("x");
+    expect(sanitizeForTerminal("\u009d52;c;AAAA\u009cx")).toBe("x");
+    expect(sanitizeForTerminal("\u0090q\u009cx")).toBe("x");
+    expect(sanitizeForTerminal("\u0098s\u009cx\u009ep\u009cy\u009fa\u009cz")).toBe("xyz");
+    expect(sanitizeForTerminal("a\u0085b\u0084c")).toBe("abc"); // other C1 controls
+  });
+
+  test("never reassembles a live sequence", () => {
+    expect(sanitizeForTerminal(`${ESC}${ESC}[31m]0;X${BEL}`)).toBe("]0;X");
+    expect(sanitizeForTerminal(`${ESC}[${ESC}[31m31mx`)).toBe("31mx");
+    const output = sanitizeForTerminal(`${ESC}${ESC}]${ESC}[m${ESC}\u009b\u009d${ESC}\x00[31m`);
+    expect(output).not.toContain(ESC);
+    expect(output).not.toMatch(/[\u0080-\u009f]/);
+  });
+
+  test("deletes C0 controls except newline and tab, DEL, and bidi controls", () => {
+    expect(sanitizeForTerminal("a\x07b\x08c\x00d\x7fe\x0bf\x0cg")).toBe("abcdefg");
+    expect(sanitizeForTerminal("line1\r\nline2\rline3\n\tend")).toBe("line1\nline2line3\n\tend");
+    const bidi = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c";
+    expect(sanitizeForTerminal(`safe${bidi}text`)).toBe("safetext");
+  });
+
+  test("keeps printable Unicode unchanged", () => {
+    const text = "日本語 テキスト 👨‍👩‍👧 é (e\u0301) ñ Ω ∑ ✓ 🇩🇪 \u200b zero-width ok";
+    expect(sanitizeForTerminal(text)).toBe(text);
+  });
+
+  test("drops an unterminated sequence at the end", () => {
+    expect(sanitizeForTerminal(`text${ESC}[31`)).toBe("text");
+    expect(sanitizeForTerminal(`text${ESC}]52;c;AAAA`)).toBe("text");
+    expect(sanitizeForTerminal(`text${ESC}`)).toBe("text");
+  });
+
+  test("malformed CSI is abandoned and its remains filtered", () => {
+    // A control inside CSI aborts it (as terminals do); the control itself is deleted.
+    expect(sanitizeForTerminal(`${ESC}[31\nx`)).toBe("\nx");
+  });
+
+  test("an over-long unterminated sequence stops swallowing text", () => {
+    const payload = "A".repeat(MAX_SEQUENCE_LENGTH * 2);
+    const output = sanitizeForTerminal(`${ESC}]52;c;${payload}${BEL}visible`);
+    expect(output.endsWith("visible")).toBe(true);
+    // 4096 characters of the sequence (introducer included) were swallowed, the rest shown.
+    expect(output.length).toBe(`${ESC}]52;c;${payload}`.length - MAX_SEQUENCE_LENGTH + "visible".length);
+    expect(output).not.toContain(ESC);
+  });
+
+  test("handles a 1 MB input in one linear pass", () => {
+    const unit = `plain text ${ESC}[1;31mred${ESC}[0m ${ESC}]8;;https://x${ST}link${ESC}]8;;${ST} \r\n`;
+    const input = unit.repeat(Math.ceil(1_000_000 / unit.length));
+    const output = sanitizeForTerminal(input);
+    expect(output).toBe("plain text red link \n".repeat(Math.ceil(1_000_000 / unit.length)));
+    // Pathological shapes that would make a backtracking regex explode.
+    expect(sanitizeForTerminal(`${ESC}[`.repeat(200_000)).length).toBe(0);
+    expect(sanitizeForTerminal(`${ESC}]`.repeat(200_000))).toBe("");
+    expect(sanitizeForTerminal("\x07".repeat(500_000) + "x")).toBe("x");
+  });
+});
+
+const samples = [
+  `${ESC}[31mred${ESC}[0m plain`,
+  `${ESC}${ESC}[31m]0;X${BEL}`,
+  `a${ESC}]8;;https://evil.example${ST}link${ESC}]8;;${ST}b`,
+  `x\u009b1;2Hy\u009d0;t\u009cz\u0090q${ESC}\\w`,
+  "line\r\nnext\rlast\t\u202eevil\u2066",
+  "emoji 👨‍👩‍👧 and 日本語 \u0301",
+  `${ESC}(B${ESC}#8${ESC}c${ESC}[?25l done${ESC}`,
+  `unterminated ${ESC}]52;c;QUJD`,
+];
+
+describe("createTerminalSanitizer", () => {
+  test("a sequence split across chunks is removed whole", () => {
+    const sanitizer = createTerminalSanitizer();
+    expect(sanitizer.push(`${ESC}[3`)).toBe("");
+    expect(sanitizer.push("1mred")).toBe("red");
+    expect(sanitizer.flush()).toBe("");
+  });
+
+  test("text before an incomplete trailing sequence is printed at once", () => {
+    const sanitizer = createTerminalSanitizer();
+    expect(sanitizer.push(`hello ${ESC}]0;ti`)).toBe("hello ");
+    expect(sanitizer.push(`tle${BEL}world`)).toBe("world");
+    expect(sanitizer.flush()).toBe("");
+  });
+
+  test("every two-way split gives the same output as the whole", () => {
+    for (const sample of samples) {
+      const whole = sanitizeForTerminal(sample);
+      for (let index = 0; index <= sample.length; index++) {
+        const sanitizer = createTerminalSanitizer();
+        const joined =
+          sanitizer.push(sample.slice(0, index)) + sanitizer.push(sample.slice(index)) + sanitizer.flush();
+        expect(joined).toBe(whole);
+      }
+    }
+  });
+
+  test("one character at a time gives the same output as the whole", () => {
+    for (const sample of samples) {
+      const sanitizer = createTerminalSanitizer();
+      let joined = "";
+      for (const char of sample.split("")) joined += sanitizer.push(char);
+      joined += sanitizer.flush();
+      expect(joined).toBe(sanitizeForTerminal(sample));
+    }
+  });
+
+  test("the length bound does not depend on how the input is split", () => {
+    const sample = `${ESC}]52;c;${"B".repeat(MAX_SEQUENCE_LENGTH + 100)}${BEL}after`;
+    const whole = sanitizeForTerminal(sample);
+    for (const size of [1, 7, 1000, 4095, 4096, 4097]) {
+      const sanitizer = createTerminalSanitizer();
+      let joined = "";
+      for (let index = 0; index < sample.length; index += size) {
+        joined += sanitizer.push(sample.slice(index, index + size));
+      }
+      expect(joined + sanitizer.flush()).toBe(whole);
+    }
+  });
+
+  test("a split surrogate pair is never printed in halves", () => {
+    const sanitizer = createTerminalSanitizer();
+    const emoji = "😀";
+    expect(sanitizer.push(`a${emoji[0]}`)).toBe("a");
+    expect(sanitizer.push(`${emoji[1]}b`)).toBe(`${emoji}b`);
+    expect(sanitizer.flush()).toBe("");
+  });
+
+  test("flush resets the state for the next stream", () => {
+    const sanitizer = createTerminalSanitizer();
+    expect(sanitizer.push(`${ESC}]0;never closed`)).toBe("");
+    expect(sanitizer.flush()).toBe("");
+    expect(sanitizer.push("fresh")).toBe("fresh");
+  });
+});
+
+describe("random inputs", () => {
+  // Deterministic PRNG so a failure reproduces.
+  function random(seed: number): () => number {
+    let value = seed;
+    return () => {
+      value = (value * 1103515245 + 12345) % 2147483648;
+      return value / 2147483648;
+    };
+  }
+  const alphabet = [ESC, "[", "]", "\\", "P", "_", "^", "X", "0", ";", "m", "a", "\x07", "\r", "\n", "\t",
+    "\x18", "\x7f", "\u009b", "\u009c", "\u009d", "\u0090", "\u0085", "\u202e", "\u2066", "日", "😀", "("];
+  const unsafe = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/;
+
+  test("output never contains a control, whatever the input and split", () => {
+    const next = random(42);
+    for (let round = 0; round < 300; round++) {
+      const length = Math.floor(next() * 40);
+      let input = "";
+      for (let index = 0; index < length; index++) input += alphabet[Math.floor(next() * alphabet.length)];
+      const whole = sanitizeForTerminal(input);
+      expect(unsafe.test(whole)).toBe(false);
+      const cut = Math.floor(next() * (input.length + 1));
+      const sanitizer = createTerminalSanitizer();
+      expect(sanitizer.push(input.slice(0, cut)) + sanitizer.push(input.slice(cut)) + sanitizer.flush()).toBe(whole);
+    }
+  });
+});

@@ -1,0 +1,243 @@
+import type {
+  AgentProfile,
+  EffectiveConfig,
+  PermissionMode,
+  ReasoningEffort,
+  ResolvedModel,
+  Speed,
+  WorkDepth,
+} from "../config/schema.ts";
+import { stateDir } from "../config/paths.ts";
+import { createModelRunner, type ModelRunner } from "../llm/step.ts";
+import { exitCodeFor, type RuntimeEvent, type StopReason } from "../protocol/events.ts";
+import { newRunId, newSessionId } from "../protocol/ids.ts";
+import { userMessage, type ModelMessage } from "../protocol/messages.ts";
+import { createApprovalBroker, type ApprovalResponder } from "../policy/approvals.ts";
+import { MODE_RULES } from "../policy/rules.ts";
+import { createRoots, type Roots } from "../security/roots.ts";
+import type { Tool } from "../tool/define.ts";
+import { CORE_TOOL_NAMES, createToolRegistry } from "../tool/registry.ts";
+import { runLoop } from "../agent/loop.ts";
+import { assembleSystemPrompt } from "../agent/prompt.ts";
+import type { Env } from "../util/env.ts";
+import { UsageError, errorMessage } from "../util/errors.ts";
+import { createEmitter, type EventListener } from "./emitter.ts";
+
+export type Surface = "cli" | "tui" | "acp" | "host" | "exec";
+
+export type RunOverrides = {
+  model?: string;
+  permissionMode?: PermissionMode;
+  reasoningEffort?: ReasoningEffort;
+  speed?: Speed;
+  depth?: WorkDepth;
+};
+
+export type RunRequest = {
+  config: EffectiveConfig;
+  env: Env;
+  /** Canonical workspace directory. */
+  workspace: string;
+  extraDirs?: string[];
+  task: string;
+  surface: Surface;
+  overrides?: RunOverrides;
+  /** Absent on headless surfaces: calls that need approval are denied. */
+  responder?: ApprovalResponder;
+  sessionId?: string;
+  history?: ModelMessage[];
+};
+
+export type RunOutcome = {
+  runId: string;
+  sessionId: string;
+  status: Extract<RuntimeEvent, { type: "run.completed" }>["status"];
+  exitCode: number;
+  text: string;
+  history: ModelMessage[];
+};
+
+export type PreparedRun = {
+  runId: string;
+  sessionId: string;
+  agent: AgentProfile;
+  model: ResolvedModel;
+  /** Runs to completion; never throws for provider trouble (that is an event). */
+  execute(listeners: EventListener[]): Promise<RunOutcome>;
+  /** Cancels the run: the model request and running tools are aborted. */
+  cancel(): void;
+};
+
+function pickAgent(config: EffectiveConfig): AgentProfile {
+  const agent = config.agents[config.defaultAgent];
+  if (!agent) throw new UsageError(`defaultAgent '${config.defaultAgent}' is not a configured agent`);
+  return agent;
+}
+
+function pickModel(config: EffectiveConfig, alias: string, fromFlag: boolean): ResolvedModel {
+  const model = config.models[alias];
+  if (model) return model;
+  const known = Object.keys(config.models).sort().join(", ");
+  throw new UsageError(`${fromFlag ? "--model" : "agent model"} '${alias}' is not a configured model alias (known: ${known})`);
+}
+
+function pickTools(agent: AgentProfile): Map<string, Tool> {
+  const registry = createToolRegistry();
+  const tools = new Map<string, Tool>();
+  for (const name of agent.tools) {
+    const tool = registry.get(name);
+    if (tool) tools.set(name, tool);
+    else if (!(CORE_TOOL_NAMES as readonly string[]).includes(name)) {
+      throw new UsageError(`agents.${agent.name}.tools: unknown tool '${name}' (available: ${[...registry.keys()].join(", ")})`);
+    }
+    // Core tools that this build does not provide yet are simply not offered.
+  }
+  return tools;
+}
+
+/**
+ * Validates everything a run needs before any request or event: agent, model
+ * alias, key, options, prompt file, tools, roots. Errors here are the user's to
+ * fix (exit 2); after this, failures are run events.
+ */
+export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
+  const { config, overrides = {} } = request;
+  const agent = pickAgent(config);
+  const model = pickModel(config, overrides.model ?? agent.model, overrides.model !== undefined);
+  const tools = pickTools(agent);
+  const permissionMode = overrides.permissionMode ?? agent.permissionMode ?? config.permissionMode;
+  const roots: Roots = createRoots({
+    workspace: request.workspace,
+    extraDirs: request.extraDirs ?? [],
+    privateDirs: [stateDir(request.env)],
+  });
+  const runner: ModelRunner = await createModelRunner({
+    model,
+    env: request.env,
+    tools: [...tools.values()].map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
+    ...(overrides.reasoningEffort ? { reasoningEffort: overrides.reasoningEffort } : {}),
+    ...(overrides.speed ? { speed: overrides.speed } : {}),
+  });
+  const now = new Date();
+  let instructions: string;
+  try {
+    instructions = assembleSystemPrompt(agent, {
+      workspace: roots.workspace,
+      roots: roots.roots.map((r) => r.path),
+      permissionMode,
+      model: `${model.type}/${model.model}`,
+      now,
+      platform: process.platform,
+    });
+  } catch (error) {
+    throw new UsageError(`agents.${agent.name}: cannot read its prompt: ${errorMessage(error)}`);
+  }
+
+  const runId = newRunId(now);
+  const sessionId = request.sessionId ?? newSessionId(now);
+  const timeoutMs = Math.min(config.limits.runTimeoutMs, agent.timeoutMs ?? Number.POSITIVE_INFINITY);
+  const controller = new AbortController();
+  let abortReason: StopReason = "cancelled";
+
+  async function execute(listeners: EventListener[]): Promise<RunOutcome> {
+    const emit = createEmitter(runId, listeners);
+    const startedAt = performance.now();
+    const deadline = new Date(Date.now() + timeoutMs);
+    const timer = setTimeout(() => {
+      abortReason = "deadline";
+      controller.abort();
+    }, timeoutMs);
+    const limits = {
+      maxSteps: agent.maxSteps ?? 100,
+      maxToolCalls: agent.maxToolCalls ?? 500,
+      toolTimeoutMs: config.limits.toolTimeoutMs,
+    };
+    emit({
+      type: "run.started",
+      sessionId,
+      rootRunId: runId,
+      parentRunId: null,
+      surface: request.surface,
+      task: request.task,
+      agent: agent.name,
+      model: runner.identity,
+      cwd: roots.workspace,
+      roots: roots.roots.map((r) => r.path),
+      permissionMode,
+      workDepth: overrides.depth ?? config.workDepth,
+      depth: 0,
+      reasoningEffort: overrides.reasoningEffort ?? model.reasoningEffort ?? null,
+      speed: overrides.speed ?? model.speed ?? null,
+      budgets: { ...limits, maxTokens: agent.maxTokens ?? null, timeoutMs, deadline: deadline.toISOString() },
+    });
+    const history = [...(request.history ?? []), userMessage(request.task)];
+    try {
+      const result = await runLoop({
+        agent: agent.name,
+        runner,
+        instructions,
+        history,
+        tools,
+        permissionMode,
+        rules: MODE_RULES[permissionMode],
+        approvals: createApprovalBroker(request.responder),
+        roots,
+        limits,
+        signal: controller.signal,
+        abortReason: () => abortReason,
+        emit,
+      });
+      if (result.reason === "deadline") {
+        emit({ type: "guard.triggered", guard: "deadline", message: `the run passed its deadline (${timeoutMs} ms)` });
+      }
+      const exitCode = exitCodeFor(result.status, result.reason);
+      emit({
+        type: "run.completed",
+        status: result.status,
+        reason: result.reason,
+        exitCode,
+        text: result.text,
+        usage: result.usage,
+        steps: result.steps,
+        toolCalls: result.toolCalls,
+        durationMs: Math.round(performance.now() - startedAt),
+      });
+      return { runId, sessionId, status: result.status, exitCode, text: result.text, history: result.history };
+    } catch (error) {
+      // A bug, not a provider problem: still one failure event and one terminal event.
+      emit({
+        type: "run.failed",
+        error: { kind: "internal", category: null, message: errorMessage(error), statusCode: null, retryAfterMs: null, retryable: false },
+      });
+      const exitCode = exitCodeFor("failed", "internal_error");
+      emit({
+        type: "run.completed",
+        status: "failed",
+        reason: "internal_error",
+        exitCode,
+        text: "",
+        usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, reasoningTokens: 0, cachedInputTokens: 0 },
+        steps: 0,
+        toolCalls: 0,
+        durationMs: Math.round(performance.now() - startedAt),
+      });
+      return { runId, sessionId, status: "failed", exitCode, text: "", history };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  return {
+    runId,
+    sessionId,
+    agent,
+    model,
+    execute,
+    cancel() {
+      if (!controller.signal.aborted) {
+        abortReason = "cancelled";
+        controller.abort();
+      }
+    },
+  };
+}

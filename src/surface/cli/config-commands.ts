@@ -1,0 +1,117 @@
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { loadConfig } from "../../config/load.ts";
+import { existingProjectConfigs, findProjectConfig } from "../../config/paths.ts";
+import { trustWorkspace } from "../../config/trust.ts";
+import { BUILT_IN_PROMPTS, builtInPrompt } from "../../agent/prompt.ts";
+import { UsageError } from "../../util/errors.ts";
+import { parseCommandArgs, stringFlag } from "./args.ts";
+import { AGENTS_HELP, INIT_HELP, TRUST_HELP } from "./help.ts";
+import { reportIgnoredProjectFile, type CliIo } from "./run-command.ts";
+import { workspaceFrom } from "./workspace.ts";
+
+const CWD_ONLY = { cwd: { type: "string" }, help: { type: "boolean", short: "h" } } as const;
+
+export function agentsCommand(io: CliIo): number {
+  const { values } = parseCommandArgs("agents", io.argv, CWD_ONLY, false);
+  if (values.help) {
+    io.stdout(AGENTS_HELP);
+    return 0;
+  }
+  const workspace = workspaceFrom(stringFlag(values.cwd), io.cwd);
+  const loaded = loadConfig({ workspace, env: io.env });
+  reportIgnoredProjectFile(io, loaded.ignoredProjectFile);
+  const { config } = loaded;
+  const lines: string[] = [];
+  const names = Object.keys(config.agents).sort((a, b) =>
+    a === config.defaultAgent ? -1 : b === config.defaultAgent ? 1 : a.localeCompare(b),
+  );
+  for (const name of names) {
+    const agent = config.agents[name]!;
+    const model = config.models[agent.model];
+    const modelText = model ? `${agent.model} → ${model.type} ${model.model}` : `${agent.model} (unknown alias)`;
+    const budgets = [
+      `maxSteps ${agent.maxSteps ?? "-"}`,
+      `maxToolCalls ${agent.maxToolCalls ?? "-"}`,
+      `maxTokens ${agent.maxTokens ?? "-"}`,
+      `timeoutMs ${agent.timeoutMs ?? "-"}`,
+      `maxChildren ${agent.maxChildren ?? "-"}`,
+    ].join(", ");
+    lines.push(`${name}${name === config.defaultAgent ? " (root)" : ""}${agent.description ? ` - ${agent.description}` : ""}`);
+    lines.push(`  model: ${modelText}`);
+    lines.push(`  tools: ${agent.tools.join(", ") || "none"}`);
+    lines.push(`  permissionMode: ${agent.permissionMode ?? `${config.permissionMode} (default)`}  workspaceMode: ${agent.workspaceMode}`);
+    if (agent.canDelegateTo.length > 0) lines.push(`  canDelegateTo: ${agent.canDelegateTo.join(", ")}`);
+    lines.push(`  budgets: ${budgets}`);
+  }
+  const sources = loaded.sources.map((s) => `${s.layer} ${s.file}`);
+  lines.push("", `config: built-in defaults${sources.length > 0 ? `, ${sources.join(", ")}` : ""}`);
+  io.stdout(`${lines.join("\n")}\n`);
+  return 0;
+}
+
+export function trustCommand(io: CliIo): number {
+  const { values } = parseCommandArgs("trust", io.argv, CWD_ONLY, false);
+  if (values.help) {
+    io.stdout(TRUST_HELP);
+    return 0;
+  }
+  const workspace = workspaceFrom(stringFlag(values.cwd), io.cwd);
+  const trusted = trustWorkspace(workspace, io.env);
+  const project = findProjectConfig(trusted);
+  io.stdout(`trusted ${trusted}\n${project ? `project config: ${project}\n` : "no project config found yet\n"}`);
+  return 0;
+}
+
+function initialConfig(): string {
+  const agents = BUILT_IN_PROMPTS.map(
+    (name) => `    "${name}": { "promptFile": "./prompts/zero-cli/${name}.md" }`,
+  ).join(",\n");
+  return `// zero configuration for this project (JSONC: comments and trailing commas are fine).
+// Loaded only while this workspace is trusted ('zero trust'). Keep secrets out:
+// name environment variables with apiKeyEnv instead.
+{
+  "version": 2,
+  "defaultAgent": "build",
+  "workDepth": "medium",
+  "permissionMode": "ask",
+
+  // Model aliases. The built-in alias "default" uses Vercel AI Gateway; define
+  // your own and point agents at it, for example:
+  // "models": {
+  //   "coder": { "provider": "openai", "model": "<model id>", "apiKeyEnv": "OPENAI_API_KEY" }
+  // },
+
+  // Agents merge over the built-in profiles: only what you set here changes.
+  "agents": {
+${agents}
+  }
+}
+`;
+}
+
+export function initCommand(io: CliIo): number {
+  const { values } = parseCommandArgs("init", io.argv, CWD_ONLY, false);
+  if (values.help) {
+    io.stdout(INIT_HELP);
+    return 0;
+  }
+  const workspace = workspaceFrom(stringFlag(values.cwd), io.cwd);
+  const existing = existingProjectConfigs(workspace);
+  if (existing.length > 0) {
+    throw new UsageError(`zero init: ${existing[0]} already exists; nothing was written (edit it, or run 'zero trust' to use it)`);
+  }
+  const files = new Map<string, string>();
+  for (const name of BUILT_IN_PROMPTS) files.set(join(workspace, "prompts", "zero-cli", `${name}.md`), builtInPrompt(name) ?? "");
+  files.set(join(workspace, "zero-cli.jsonc"), initialConfig());
+  const clash = [...files.keys()].find((path) => existsSync(path));
+  if (clash) throw new UsageError(`zero init: ${clash} already exists; nothing was written`);
+  // Exclusive creation: a file that appears meanwhile is never overwritten.
+  for (const [path, text] of files) {
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, text, { flag: "wx" });
+  }
+  trustWorkspace(workspace, io.env);
+  io.stdout(`created ${join(workspace, "zero-cli.jsonc")} and prompts/zero-cli/*.md\ntrusted ${workspace}\n`);
+  return 0;
+}

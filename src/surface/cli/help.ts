@@ -1,0 +1,60 @@
+/**
+ * Help texts. This module must stay free of heavy imports: `zero --help` and
+ * `zero --version` load only it and the version.
+ */
+export const MAIN_HELP = `zero: a multi-agent coding agent for your terminal
+
+Usage:
+  zero run [options] [task]   run one task headlessly (task from arguments or stdin)
+  zero agents                 show the effective agent profiles
+  zero init                   create zero-cli.jsonc and prompt files, and trust this workspace
+  zero trust                  trust this workspace's project configuration
+
+Options:
+  -h, --help                  show help (also: zero <command> --help)
+  -v, --version               print the version
+
+Exit codes: 0 success, 1 internal error, 2 usage or configuration error,
+3 provider error, 4 a limit stopped the run, 130 cancelled.
+`;
+
+export const RUN_HELP = `Usage: zero run [options] [task]
+
+Runs one task with the default agent and prints the answer. Without a task
+argument the task is read from standard input.
+
+Options:
+  -m, --model <alias>             use this model alias instead of the agent's
+      --cwd <dir>                 workspace directory (default: current directory)
+      --add-dir <dir>             allow another directory (repeatable)
+      --permission-mode <mode>    read-only, ask, accept-edits or full-access
+  -y, --yes                       same as --permission-mode full-access
+      --json                      write every runtime event as one JSON line
+      --reasoning-effort <level>  default, low, medium, high, xhigh, max or ultra
+      --speed <mode>              standard or fast
+      --depth <preset>            flash, medium, pro or ultra
+  -h, --help                      show this help
+
+Headless runs cannot ask for approval: a call that needs it is denied and the
+model is told so. Choose a permission mode that fits the job.
+`;
+
+export const AGENTS_HELP = `Usage: zero agents [--cwd <dir>]
+
+Prints the effective agent profiles after merging built-in defaults, the user
+configuration and a trusted project configuration. The root agent is marked.
+`;
+
+export const INIT_HELP = `Usage: zero init [--cwd <dir>]
+
+Writes zero-cli.jsonc and prompts/zero-cli/<agent>.md into the workspace and
+marks the workspace trusted. Refuses, writing nothing, when a project
+configuration or one of the prompt files already exists.
+`;
+
+export const TRUST_HELP = `Usage: zero trust [--cwd <dir>]
+
+Marks the workspace trusted so its project configuration (zero-cli.jsonc,
+.zero-cli/zero-cli.jsonc or .zero-cli/config.jsonc) is loaded. Read that file
+first: it can choose model endpoints, permissions and prompts.
+`;

@@ -1,0 +1,78 @@
+import type { RuntimeEvent } from "../../protocol/events.ts";
+import { createTerminalSanitizer, sanitizeForTerminal } from "../../security/terminal.ts";
+
+export type Writer = (text: string) => void;
+
+function summarizeInput(input: unknown): string {
+  if (input && typeof input === "object") {
+    const record = input as Record<string, unknown>;
+    for (const key of ["path", "command", "query", "pattern", "url"]) {
+      if (typeof record[key] === "string") return record[key] as string;
+    }
+  }
+  const json = JSON.stringify(input) ?? "";
+  return json === "{}" ? "" : json;
+}
+
+function oneLine(text: string, max = 120): string {
+  const line = sanitizeForTerminal(text).replace(/\s+/g, " ").trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+/**
+ * Renders the event stream for people: the answer streams to stdout, one line
+ * per tool call and any failure go to stderr, and everything model-controlled
+ * is stripped of terminal control sequences first.
+ */
+export function createHumanPrinter(stdout: Writer, stderr: Writer) {
+  const sanitizer = createTerminalSanitizer();
+  const calls = new Map<string, string>();
+  let lastChar = "\n";
+  let printedStep = 0;
+  let guardMessage = "";
+
+  const out = (text: string) => {
+    if (text === "") return;
+    stdout(text);
+    lastChar = text.at(-1) ?? lastChar;
+  };
+  const endLine = () => {
+    out(sanitizer.flush());
+    if (lastChar !== "\n") out("\n");
+  };
+
+  return (event: RuntimeEvent): void => {
+    switch (event.type) {
+      case "message.delta":
+        // Text of a later step starts on its own line.
+        if (printedStep !== 0 && printedStep !== event.step) endLine();
+        printedStep = event.step;
+        out(sanitizer.push(event.text));
+        break;
+      case "tool.requested":
+        calls.set(event.callId, oneLine(summarizeInput(event.input), 80));
+        break;
+      case "tool.completed": {
+        endLine();
+        const summary = calls.get(event.callId) ?? "";
+        const detail = event.status === "completed" ? "" : ` (${event.status}: ${oneLine(event.output)})`;
+        stderr(`• ${event.tool}${summary ? ` ${summary}` : ""}${detail}\n`);
+        break;
+      }
+      case "guard.triggered":
+        guardMessage = event.message;
+        break;
+      case "run.failed":
+        endLine();
+        stderr(`zero: ${event.error.kind === "provider" ? "provider error" : "internal error"}: ${oneLine(event.error.message, 400)}\n`);
+        break;
+      case "run.completed":
+        endLine();
+        if (event.status === "limit") stderr(`zero: stopped: ${guardMessage || event.reason}\n`);
+        if (event.status === "cancelled") stderr("zero: cancelled\n");
+        break;
+      default:
+        break;
+    }
+  };
+}

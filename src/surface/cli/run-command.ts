@@ -1,0 +1,99 @@
+import type { PermissionMode, ReasoningEffort, Speed, WorkDepth } from "../../config/schema.ts";
+import { loadConfig } from "../../config/load.ts";
+import type { RuntimeEvent } from "../../protocol/events.ts";
+import { prepareRun } from "../../session/run.ts";
+import type { Env } from "../../util/env.ts";
+import { UsageError } from "../../util/errors.ts";
+import { enumFlag, listFlag, parseCommandArgs, stringFlag } from "./args.ts";
+import { RUN_HELP } from "./help.ts";
+import { createHumanPrinter } from "./human-output.ts";
+import { existingDirectory, workspaceFrom } from "./workspace.ts";
+
+export const PERMISSION_MODES: readonly PermissionMode[] = ["read-only", "ask", "accept-edits", "full-access"];
+export const REASONING_EFFORTS: readonly ReasoningEffort[] = ["default", "low", "medium", "high", "xhigh", "max", "ultra"];
+export const SPEEDS: readonly Speed[] = ["standard", "fast"];
+export const DEPTHS: readonly WorkDepth[] = ["flash", "medium", "pro", "ultra"];
+
+export type CliIo = {
+  argv: string[];
+  env: Env;
+  cwd: string;
+  stdout(text: string): void;
+  stderr(text: string): void;
+  /** The whole of standard input, or undefined when it is a terminal. */
+  readStdin(): Promise<string | undefined>;
+  /** Registers the handler for SIGINT/SIGTERM. */
+  onInterrupt(handler: () => void): void;
+};
+
+const RUN_OPTIONS = {
+  model: { type: "string", short: "m" },
+  cwd: { type: "string" },
+  "add-dir": { type: "string", multiple: true },
+  "permission-mode": { type: "string" },
+  yes: { type: "boolean", short: "y" },
+  json: { type: "boolean" },
+  "reasoning-effort": { type: "string" },
+  speed: { type: "string" },
+  depth: { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+/** Prints a project file that was found but not trusted, once per process. */
+export function reportIgnoredProjectFile(io: CliIo, file: string | undefined): void {
+  if (file) io.stderr(`zero: ignoring untrusted project config ${file} (review it, then run 'zero trust')\n`);
+}
+
+export async function runCommand(io: CliIo): Promise<number> {
+  const { values, positionals } = parseCommandArgs("run", io.argv, RUN_OPTIONS, true);
+  if (values.help) {
+    io.stdout(RUN_HELP);
+    return 0;
+  }
+  let permissionMode = enumFlag("permission-mode", values["permission-mode"], PERMISSION_MODES);
+  if (values.yes) {
+    if (permissionMode !== undefined && permissionMode !== "full-access") {
+      throw new UsageError(`--yes means --permission-mode full-access; it conflicts with --permission-mode ${permissionMode}`);
+    }
+    permissionMode = "full-access";
+  }
+  const reasoningEffort = enumFlag("reasoning-effort", values["reasoning-effort"], REASONING_EFFORTS);
+  const speed = enumFlag("speed", values.speed, SPEEDS);
+  const depth = enumFlag("depth", values.depth, DEPTHS);
+  const workspace = workspaceFrom(stringFlag(values.cwd), io.cwd);
+  const extraDirs = listFlag(values["add-dir"]).map((dir) => existingDirectory("--add-dir", dir, io.cwd));
+
+  let task = positionals.join(" ").trim();
+  if (task === "") task = ((await io.readStdin()) ?? "").trim();
+  if (task === "") throw new UsageError("zero run: a task is required (as an argument or on standard input); see 'zero run --help'");
+
+  const loaded = loadConfig({ workspace, env: io.env });
+  reportIgnoredProjectFile(io, loaded.ignoredProjectFile);
+  const run = await prepareRun({
+    config: loaded.config,
+    env: io.env,
+    workspace,
+    extraDirs,
+    task,
+    surface: "cli",
+    overrides: {
+      ...(stringFlag(values.model) !== undefined ? { model: stringFlag(values.model) } : {}),
+      ...(permissionMode ? { permissionMode } : {}),
+      ...(reasoningEffort ? { reasoningEffort } : {}),
+      ...(speed ? { speed } : {}),
+      ...(depth ? { depth } : {}),
+    },
+  });
+
+  let interrupts = 0;
+  io.onInterrupt(() => {
+    interrupts += 1;
+    if (interrupts > 1) process.exit(130); // a second Ctrl-C does not wait for cleanup
+    run.cancel();
+  });
+  const print = values.json
+    ? (event: RuntimeEvent) => io.stdout(`${JSON.stringify(event)}\n`)
+    : createHumanPrinter(io.stdout, io.stderr);
+  const outcome = await run.execute([print]);
+  return outcome.exitCode;
+}

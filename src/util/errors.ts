@@ -1,0 +1,13 @@
+/**
+ * A mistake the user can fix (a bad flag, an unknown alias, a missing key).
+ * Surfaces print its message without a stack and exit with code 2.
+ */
+export class UsageError extends Error {
+  override readonly name = "UsageError";
+}
+
+/** Error text for anything thrown, without a stack. */
+export function errorMessage(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return String(error);
+}

@@ -1,0 +1,230 @@
+// Wire encoders for the fake model provider (see fake-provider.ts): turn one
+// scripted reply into the SSE events of the OpenAI Responses API, OpenAI Chat
+// Completions and Anthropic Messages, plus each protocol's error JSON.
+//
+// Every event carries the fields the AI SDK's zod chunk schemas require
+// (@ai-sdk/openai openaiResponsesChunkSchema / openaiChatChunkSchema,
+// @ai-sdk/openai-compatible chunkBaseSchema, @ai-sdk/anthropic
+// anthropicChunkSchema), plus the usual extra fields of the real APIs.
+import type { FakeUsage } from "./fake-provider.ts";
+
+export type Protocol = "responses" | "chat" | "anthropic" | "other";
+
+/** One write on the wire: one or more SSE events. `content` marks a delta. */
+export type Chunk = { text: string; content: boolean };
+
+export type Plan = {
+  model: string;
+  n: number; // per-server sequence number, used in response/item ids
+  created: number; // unix seconds
+  reasoning: string[];
+  text: string[];
+  calls: Array<{ id: string; name: string; args: string; pieces: string[] }>;
+  usage: FakeUsage;
+  includeUsage: boolean; // chat: body.stream_options.include_usage
+};
+
+/** A string becomes 3 roughly equal chunks (by code point); an array is kept as is. */
+export function split(value: string | string[] | undefined): string[] {
+  if (value == null) return [];
+  if (Array.isArray(value)) return value;
+  const points = Array.from(value);
+  const out: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    const piece = points.slice(Math.round((i * points.length) / 3), Math.round(((i + 1) * points.length) / 3)).join("");
+    if (piece) out.push(piece);
+  }
+  return out;
+}
+
+/**
+ * Collects SSE events. Structural events (`ev`) are glued to the next delta
+ * (`delta`), so a content chunk is "everything up to and including one delta";
+ * `cut()` flushes pending structural events as a chunk of their own.
+ */
+class Sse {
+  readonly chunks: Chunk[] = [];
+  private pending = "";
+  constructor(private readonly named: boolean) {}
+  private fmt(event: Record<string, unknown>): string {
+    return (this.named ? `event: ${event.type}\n` : "") + `data: ${JSON.stringify(event)}\n\n`;
+  }
+  ev(event: Record<string, unknown>): void {
+    this.pending += this.fmt(event);
+  }
+  raw(text: string): void {
+    this.pending += text;
+  }
+  delta(event: Record<string, unknown>): void {
+    this.chunks.push({ text: this.pending + this.fmt(event), content: true });
+    this.pending = "";
+  }
+  cut(): Chunk[] {
+    if (this.pending) this.chunks.push({ text: this.pending, content: false });
+    this.pending = "";
+    return this.chunks;
+  }
+}
+
+export function encodeReply(protocol: Protocol, plan: Plan): Chunk[] {
+  if (protocol === "anthropic") return anthropic(plan);
+  if (protocol === "chat") return chat(plan);
+  return responses(plan);
+}
+
+function responses(p: Plan): Chunk[] {
+  const b = new Sse(true);
+  let seq = 0;
+  const ev = (e: Record<string, unknown>) => b.ev({ type: e.type, sequence_number: seq++, ...e });
+  const delta = (e: Record<string, unknown>) => b.delta({ type: e.type, sequence_number: seq++, ...e });
+  const base = { id: `resp_${p.n}`, object: "response", created_at: p.created, model: p.model, status: "in_progress", output: [] as unknown[], usage: null };
+  ev({ type: "response.created", response: base });
+  ev({ type: "response.in_progress", response: base });
+  b.cut();
+  const output: unknown[] = [];
+  const item = (output_index: number, added: Record<string, unknown>, done: Record<string, unknown>, body: () => void) => {
+    ev({ type: "response.output_item.added", output_index, item: added });
+    body();
+    ev({ type: "response.output_item.done", output_index, item: done });
+    output.push(done);
+  };
+  if (p.reasoning.length) {
+    const id = `rs_${p.n}`, at = { item_id: id, output_index: output.length, summary_index: 0 };
+    const text = p.reasoning.join("");
+    item(at.output_index, { id, type: "reasoning", summary: [] }, { id, type: "reasoning", summary: [{ type: "summary_text", text }] }, () => {
+      ev({ type: "response.reasoning_summary_part.added", ...at, part: { type: "summary_text", text: "" } });
+      for (const d of p.reasoning) delta({ type: "response.reasoning_summary_text.delta", ...at, delta: d });
+      ev({ type: "response.reasoning_summary_text.done", ...at, text });
+      ev({ type: "response.reasoning_summary_part.done", ...at, part: { type: "summary_text", text } });
+    });
+  }
+  if (p.text.length) {
+    const id = `msg_${p.n}`, at = { item_id: id, output_index: output.length, content_index: 0 };
+    const text = p.text.join("");
+    const msg = { id, type: "message", role: "assistant" };
+    const part = (t: string) => ({ type: "output_text", text: t, annotations: [], logprobs: [] });
+    item(at.output_index, { ...msg, status: "in_progress", content: [] }, { ...msg, status: "completed", content: [part(text)] }, () => {
+      ev({ type: "response.content_part.added", ...at, part: part("") });
+      for (const d of p.text) delta({ type: "response.output_text.delta", ...at, delta: d, logprobs: [] });
+      ev({ type: "response.output_text.done", ...at, text, logprobs: [] });
+      ev({ type: "response.content_part.done", ...at, part: part(text) });
+    });
+  }
+  p.calls.forEach((call, i) => {
+    const id = `fc_${p.n}_${i}`, at = { item_id: id, output_index: output.length };
+    const fc = { id, type: "function_call", call_id: call.id, name: call.name };
+    item(at.output_index, { ...fc, arguments: "", status: "in_progress" }, { ...fc, arguments: call.args, status: "completed" }, () => {
+      for (const d of call.pieces) delta({ type: "response.function_call_arguments.delta", ...at, delta: d });
+      ev({ type: "response.function_call_arguments.done", ...at, arguments: call.args });
+    });
+  });
+  const u = p.usage;
+  const usage = {
+    input_tokens: u.input,
+    input_tokens_details: { cached_tokens: u.cached ?? 0 },
+    output_tokens: u.output,
+    output_tokens_details: { reasoning_tokens: u.reasoning ?? 0 },
+    total_tokens: u.input + u.output,
+  };
+  ev({ type: "response.completed", response: { ...base, status: "completed", output, usage } });
+  return b.cut();
+}
+
+function chat(p: Plan): Chunk[] {
+  const b = new Sse(false);
+  const base = { id: `chatcmpl-${p.n}`, object: "chat.completion.chunk", created: p.created, model: p.model, system_fingerprint: "fp_fake" };
+  const c = (delta: Record<string, unknown>, finish_reason: string | null = null) => ({
+    ...base,
+    choices: [{ index: 0, delta, logprobs: null, finish_reason }],
+  });
+  b.ev(c({ role: "assistant", content: p.text.length ? "" : null }));
+  b.cut();
+  for (const d of p.reasoning) b.delta(c({ reasoning_content: d }));
+  for (const d of p.text) b.delta(c({ content: d }));
+  p.calls.forEach((call, index) => {
+    b.ev(c({ tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: "" } }] }));
+    for (const d of call.pieces) b.delta(c({ tool_calls: [{ index, function: { arguments: d } }] }));
+  });
+  b.ev(c({}, p.calls.length ? "tool_calls" : "stop"));
+  if (p.includeUsage) {
+    const u = p.usage;
+    b.ev({
+      ...base,
+      choices: [],
+      usage: {
+        prompt_tokens: u.input,
+        completion_tokens: u.output,
+        total_tokens: u.input + u.output,
+        prompt_tokens_details: { cached_tokens: u.cached ?? 0 },
+        completion_tokens_details: { reasoning_tokens: u.reasoning ?? 0 },
+      },
+    });
+  }
+  b.raw("data: [DONE]\n\n");
+  return b.cut();
+}
+
+function anthropic(p: Plan): Chunk[] {
+  const b = new Sse(true);
+  const cached = p.usage.cached ?? 0;
+  // Anthropic's input_tokens excludes cache reads; the SDK adds them back.
+  const input = { input_tokens: Math.max(0, p.usage.input - cached), cache_creation_input_tokens: 0, cache_read_input_tokens: cached };
+  const message = { id: `msg_${p.n}`, type: "message", role: "assistant", model: p.model, content: [], stop_reason: null, stop_sequence: null };
+  b.ev({ type: "message_start", message: { ...message, usage: { ...input, output_tokens: 1 } } });
+  b.ev({ type: "ping" });
+  b.cut();
+  let index = 0;
+  const block = (content_block: Record<string, unknown>, deltas: Array<Record<string, unknown>>, after?: Record<string, unknown>) => {
+    b.ev({ type: "content_block_start", index, content_block });
+    for (const delta of deltas) b.delta({ type: "content_block_delta", index, delta });
+    if (after) b.ev({ type: "content_block_delta", index, delta: after });
+    b.ev({ type: "content_block_stop", index: index++ });
+  };
+  if (p.reasoning.length) {
+    const deltas = p.reasoning.map((thinking) => ({ type: "thinking_delta", thinking }));
+    block({ type: "thinking", thinking: "", signature: "" }, deltas, { type: "signature_delta", signature: `fake-signature-${p.n}` });
+  }
+  if (p.text.length) block({ type: "text", text: "" }, p.text.map((text) => ({ type: "text_delta", text })));
+  for (const call of p.calls) {
+    const deltas = call.pieces.map((partial_json) => ({ type: "input_json_delta", partial_json }));
+    block({ type: "tool_use", id: call.id, name: call.name, input: {} }, deltas);
+  }
+  const usage: Record<string, unknown> = { ...input, output_tokens: p.usage.output };
+  if (p.usage.reasoning != null) usage.output_tokens_details = { thinking_tokens: p.usage.reasoning };
+  b.ev({ type: "message_delta", delta: { stop_reason: p.calls.length ? "tool_use" : "end_turn", stop_sequence: null }, usage });
+  b.ev({ type: "message_stop" });
+  return b.cut();
+}
+
+const ANTHROPIC_ERROR_TYPES: Record<number, string> = {
+  400: "invalid_request_error",
+  401: "authentication_error",
+  402: "billing_error",
+  403: "permission_error",
+  404: "not_found_error",
+  413: "request_too_large",
+  429: "rate_limit_error",
+  529: "overloaded_error",
+};
+const OPENAI_ERRORS: Record<number, [type: string, code: string | null]> = {
+  401: ["invalid_request_error", "invalid_api_key"],
+  403: ["permission_error", "unsupported_country_region_territory"],
+  404: ["invalid_request_error", "model_not_found"],
+  429: ["requests", "rate_limit_exceeded"],
+};
+
+/** Error JSON in the protocol's real shape ("other" uses the OpenAI shape). */
+export function errorBody(protocol: Protocol, status: number, message: string): unknown {
+  if (protocol === "anthropic") {
+    const type = ANTHROPIC_ERROR_TYPES[status] ?? (status >= 500 ? "api_error" : "invalid_request_error");
+    return { type: "error", error: { type, message }, request_id: "req_fake" };
+  }
+  const [type, code] = OPENAI_ERRORS[status] ?? (status >= 500 ? ["server_error", null] : ["invalid_request_error", null]);
+  return { error: { message, type, param: null, code } };
+}
+
+/** GET /v1/models: OpenAI list shape, with Anthropic's fields mixed in. */
+export function modelList(ids: string[]): unknown {
+  const data = ids.map((id) => ({ id, object: "model", created: 0, owned_by: "fake", type: "model", display_name: id, created_at: "1970-01-01T00:00:00Z" }));
+  return { object: "list", data, has_more: false, first_id: ids[0] ?? null, last_id: ids.at(-1) ?? null };
+}
