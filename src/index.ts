@@ -12,6 +12,6 @@ if (first === "--version" || first === "-v") {
   process.stdout.write(MAIN_HELP);
 } else {
   // Everything else loads the real CLI lazily so the two paths above stay fast.
-  const { main } = await import("./surface/cli/main.ts");
-  process.exit(await main(args));
+  // (No top-level await: the bundle is CommonJS so Bun can cache its bytecode.)
+  void import("./surface/cli/main.ts").then(async ({ main }) => process.exit(await main(args)));
 }

@@ -1,18 +1,33 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { AgentProfile, PermissionMode } from "../config/schema.ts";
-
-const PROMPT_DIR = join(import.meta.dir, "prompts");
+import buildPrompt from "./prompts/build.md" with { type: "text" };
+import explorePrompt from "./prompts/explore.md" with { type: "text" };
+import implementPrompt from "./prompts/implement.md" with { type: "text" };
+import planPrompt from "./prompts/plan.md" with { type: "text" };
+import reviewPrompt from "./prompts/review.md" with { type: "text" };
+import systemPrompt from "./prompts/system.md" with { type: "text" };
+import verifyPrompt from "./prompts/verify.md" with { type: "text" };
+import visionPrompt from "./prompts/vision.md" with { type: "text" };
 
 /** How much of the workspace-root AGENTS.md goes into the prompt. */
 export const AGENTS_MD_LIMIT = 64 * 1024;
 
-export const BUILT_IN_PROMPTS = ["build", "plan", "explore", "implement", "verify", "review", "vision"] as const;
+const AGENT_PROMPTS = {
+  build: buildPrompt,
+  plan: planPrompt,
+  explore: explorePrompt,
+  implement: implementPrompt,
+  verify: verifyPrompt,
+  review: reviewPrompt,
+  vision: visionPrompt,
+} as const;
 
-/** The text of a built-in agent prompt file shipped next to this module. */
+export const BUILT_IN_PROMPTS = Object.keys(AGENT_PROMPTS) as Array<keyof typeof AGENT_PROMPTS>;
+
+/** The text of a built-in agent prompt (shipped as .md files next to this module). */
 export function builtInPrompt(name: string): string | undefined {
-  if (!(BUILT_IN_PROMPTS as readonly string[]).includes(name)) return undefined;
-  return readFileSync(join(PROMPT_DIR, `${name}.md`), "utf8");
+  return Object.hasOwn(AGENT_PROMPTS, name) ? AGENT_PROMPTS[name as keyof typeof AGENT_PROMPTS] : undefined;
 }
 
 /** Cuts UTF-8 bytes at a character boundary, never inside a multi-byte sequence. */
@@ -48,7 +63,7 @@ export type PromptFacts = {
  * byte is paid for on every request.
  */
 export function assembleSystemPrompt(agent: AgentProfile, facts: PromptFacts): string {
-  const base = readFileSync(join(PROMPT_DIR, "system.md"), "utf8").trim();
+  const base = systemPrompt.trim();
   const own = agent.prompt ?? (agent.promptFile ? readFileSync(agent.promptFile, "utf8") : builtInPrompt(agent.name));
   const extraRoots = facts.roots.filter((root) => root !== facts.workspace);
   const runtime = [

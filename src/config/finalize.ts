@@ -1,4 +1,5 @@
 import { dirname } from "node:path";
+import { DEFAULT_MODEL_ALIAS } from "./defaults.ts";
 import { ConfigError } from "./errors.ts";
 import { configErrorAt, formatKeyPath, type KeyPath } from "./location.ts";
 import type { ConfigLayer } from "./layer.ts";
@@ -15,7 +16,6 @@ import {
   type Workflow,
 } from "./schema.ts";
 import { normalizeWorkflowSteps } from "./workflows.ts";
-import { DEFAULT_MODEL_ALIAS } from "./defaults.ts";
 
 /** "recent" without a count means the last six turns. */
 const DEFAULT_RECENT_TURNS = 6;

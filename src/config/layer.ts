@@ -3,7 +3,7 @@ import { dirname, resolve } from "node:path";
 import type { Env } from "../util/env.ts";
 import { builtInDefaults } from "./defaults.ts";
 import { ConfigError } from "./errors.ts";
-import { createLocator, type Locator } from "./location.ts";
+import { createLocator, withoutBom, type Locator } from "./location.ts";
 import type { AgentFile, ConfigFile, McpServerFile, SkillFile } from "./schema.ts";
 import { parseJsonc, validateConfigFile } from "./validate.ts";
 
@@ -35,7 +35,7 @@ export function readConfigLayer(file: string, source: Exclude<LayerSource, "defa
   }
   const validated = validateConfigFile(file, text, parseJsonc(file, text));
   const data = resolveRelativePaths(migrateToVersion2(validated), dirname(file));
-  return { source, file, locate: createLocator(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text), data };
+  return { source, file, locate: createLocator(withoutBom(text)), data };
 }
 
 /** Version 1 used other names for three of the core tools. */

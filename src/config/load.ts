@@ -5,7 +5,7 @@ import { ConfigError } from "./errors.ts";
 import { finalizeConfig } from "./finalize.ts";
 import { defaultsLayer, readConfigLayer, type ConfigLayer } from "./layer.ts";
 import { mergeLayers } from "./merge.ts";
-import { findProjectConfig, userConfigFile } from "./paths.ts";
+import { findProjectConfig, projectRootOf, userConfigFile } from "./paths.ts";
 import type { EffectiveConfig } from "./schema.ts";
 import { isWorkspaceTrusted } from "./trust.ts";
 
@@ -39,14 +39,17 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
   if (user !== undefined) layers.push(user);
 
   // The override is read from the environment on every load and never written anywhere.
-  const trusted = zeroEnv(env, "TRUST_PROJECT_CONFIG") === "1" || isWorkspaceTrusted(workspace, env);
+  const override = zeroEnv(env, "TRUST_PROJECT_CONFIG") === "1";
+  const trusted = override || isWorkspaceTrusted(workspace, env);
   let ignoredProjectFile: string | undefined;
   const explicit = explicitConfigFile(env);
   if (explicit !== undefined) {
     layers.push(readConfigLayer(explicit, "explicit")!);
   } else {
     const found = findProjectConfig(workspace);
-    if (found !== undefined && trusted) layers.push(readConfigLayer(found, "project")!);
+    // Trust attaches to where the file lives: trusting /a/sub never vouches for
+    // a /a/zero-cli.jsonc (or a planted /tmp/zero-cli.jsonc) above it.
+    if (found !== undefined && (override || isWorkspaceTrusted(projectRootOf(found), env))) layers.push(readConfigLayer(found, "project")!);
     else ignoredProjectFile = found;
   }
 

@@ -3,6 +3,11 @@ import { ConfigError } from "./errors.ts";
 
 export type KeyPath = ReadonlyArray<string | number>;
 
+/** Editors do not count a UTF-8 byte order mark as a column, and jsonc-parser rejects it. */
+export function withoutBom(text: string): string {
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
 /** `agents.build.tools[2]`; keys that are not plain identifiers are quoted so the path stays unambiguous. */
 export function formatKeyPath(path: KeyPath): string {
   let out = "";

@@ -61,6 +61,13 @@ export function existingProjectConfigs(dir: string): string[] {
  * The nearest project configuration: walking from the canonical workspace up to `/`, the first
  * directory holding any candidate decides, and within it the most preferred candidate wins.
  */
+/** The directory a project config file belongs to (the one holding `zero-cli.jsonc` or `.zero-cli/`). */
+export function projectRootOf(file: string): string {
+  const dir = dirname(file);
+  const base = dir.split("/").at(-1);
+  return base === ".zero-cli" || base === ".devout" ? dirname(dir) : dir;
+}
+
 export function findProjectConfig(workspace: string): string | undefined {
   let dir = canonicalPath(workspace);
   for (;;) {

@@ -86,12 +86,14 @@ export type ZeroOptions = {
   env?: Record<string, string>;
   stdin?: string;
   timeoutMs?: number;
+  /** Start through `npm` (e.g. `npm exec`) instead of the launcher itself. */
+  npm?: boolean;
 };
 
 /** Spawns the CLI and collects its output; the caller's event loop keeps serving the fake provider. */
 export function spawnZero(args: string[], options: ZeroOptions & { sandbox: Sandbox }) {
   const started = performance.now();
-  const proc = Bun.spawn([ZERO_BIN, ...args], {
+  const proc = Bun.spawn([options.npm ? "npm" : ZERO_BIN, ...args], {
     cwd: options.cwd ?? options.sandbox.workspace,
     env: { ...options.sandbox.env, ...options.env },
     stdin: options.stdin === undefined ? "ignore" : new TextEncoder().encode(options.stdin),

@@ -92,6 +92,8 @@ export type RecordedRequest = {
   body: any;
   bodyBytes: number;
   receivedAt: number;
+  /** When the reply was handed to the server (replies only; with no delays the whole stream goes out at once). */
+  answeredAt?: number;
 };
 type TurnSource = FakeTurn | ((req: RecordedRequest) => FakeTurn);
 export type FakeProvider = {
@@ -245,7 +247,9 @@ export async function startFakeProvider(options: { turns?: TurnSource[]; fallbac
     }
     if (turn.kind === "error") return errorResponse(protocol, turn.status, turn.message ?? `fake provider: HTTP ${turn.status}`, turn.headers);
     if (turn.kind === "stall") return stall(req);
-    return reply(protocol, turn, rec);
+    const response = reply(protocol, turn, rec);
+    rec.answeredAt = performance.timeOrigin + performance.now();
+    return response;
   };
 
   const server = Bun.serve({

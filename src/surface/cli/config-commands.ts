@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { loadConfig } from "../../config/load.ts";
-import { existingProjectConfigs, findProjectConfig } from "../../config/paths.ts";
+import { existingProjectConfigs, findProjectConfig, projectRootOf } from "../../config/paths.ts";
 import { trustWorkspace } from "../../config/trust.ts";
 import { BUILT_IN_PROMPTS, builtInPrompt } from "../../agent/prompt.ts";
 import { UsageError } from "../../util/errors.ts";
@@ -59,7 +59,16 @@ export function trustCommand(io: CliIo): number {
   const workspace = workspaceFrom(stringFlag(values.cwd), io.cwd);
   const trusted = trustWorkspace(workspace, io.env);
   const project = findProjectConfig(trusted);
-  io.stdout(`trusted ${trusted}\n${project ? `project config: ${project}\n` : "no project config found yet\n"}`);
+  const lines = [`trusted ${trusted}`];
+  if (project) {
+    // A project file above the workspace is trusted by trusting the directory it belongs to.
+    const root = projectRootOf(project);
+    if (root !== trusted) lines.push(`trusted ${trustWorkspace(root, io.env)} (it holds the project config)`);
+    lines.push(`project config: ${project}`);
+  } else {
+    lines.push("no project config found yet");
+  }
+  io.stdout(`${lines.join("\n")}\n`);
   return 0;
 }
 

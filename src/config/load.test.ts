@@ -1,0 +1,171 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import type { Env } from "../util/env.ts";
+import { ConfigError } from "./errors.ts";
+import { loadConfig } from "./load.ts";
+import { trustFile, trustWorkspace } from "./trust.ts";
+
+const roots: string[] = [];
+afterEach(() => {
+  for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true });
+});
+
+/** A temp root with its own HOME and a workspace; nothing reads the real home directory. */
+function sandbox() {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), "zero-load-")));
+  roots.push(root);
+  const home = join(root, "home");
+  const ws = join(root, "ws");
+  mkdirSync(home);
+  mkdirSync(ws);
+  const env: Env = { HOME: home };
+  const write = (path: string, text: string) => {
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, text);
+    return path;
+  };
+  const userFile = (text: string) => write(join(home, ".config", "zero-cli", "config.jsonc"), text);
+  return { root, home, ws, env, write, userFile };
+}
+
+function loadError(run: () => unknown): ConfigError {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+describe("layers", () => {
+  test("built-in defaults alone", () => {
+    const { ws, env } = sandbox();
+    const loaded = loadConfig({ workspace: ws, env });
+    expect(loaded.sources).toEqual([]);
+    expect(loaded.trusted).toBe(false);
+    expect(loaded.ignoredProjectFile).toBeUndefined();
+    expect(loaded.config.defaultAgent).toBe("build");
+    expect(loaded.config.workDepth).toBe("medium");
+    expect(Object.keys(loaded.config.agents)).toEqual(["build", "plan", "explore", "implement", "verify", "review", "vision"]);
+    expect(loaded.config.workflows.feature?.steps.map((step) => step.agent)).toEqual(["plan", "build", "review"]);
+  });
+
+  test("user pro < trusted project flash; an untrusted project file is ignored and reported", () => {
+    const { ws, env, write, userFile } = sandbox();
+    const user = userFile(`{ "workDepth": "pro" }`);
+    const project = write(join(ws, "zero-cli.jsonc"), `{ "workDepth": "flash" }`);
+    const untrusted = loadConfig({ workspace: ws, env });
+    expect(untrusted.config.workDepth).toBe("pro");
+    expect(untrusted.ignoredProjectFile).toBe(project);
+    expect(untrusted.sources).toEqual([{ file: user, layer: "user" }]);
+
+    trustWorkspace(ws, env);
+    const trusted = loadConfig({ workspace: ws, env });
+    expect(trusted.config.workDepth).toBe("flash");
+    expect(trusted.trusted).toBe(true);
+    expect(trusted.ignoredProjectFile).toBeUndefined();
+    expect(trusted.sources).toEqual([
+      { file: user, layer: "user" },
+      { file: project, layer: "project" },
+    ]);
+  });
+
+  test("an untrusted project file is not even parsed", () => {
+    const { ws, env, write } = sandbox();
+    write(join(ws, "zero-cli.jsonc"), `{ this is not json`);
+    expect(loadConfig({ workspace: ws, env }).ignoredProjectFile).toBe(join(ws, "zero-cli.jsonc"));
+  });
+
+  test("the project file is found by walking upward from the workspace", () => {
+    const { ws, env, write } = sandbox();
+    write(join(ws, ".zero-cli", "config.jsonc"), `{ "permissionMode": "read-only" }`);
+    const sub = join(ws, "packages", "app");
+    mkdirSync(sub, { recursive: true });
+    trustWorkspace(ws, env);
+    const loaded = loadConfig({ workspace: sub, env });
+    expect(loaded.config.permissionMode).toBe("read-only");
+    expect(loaded.sources).toEqual([{ file: join(ws, ".zero-cli", "config.jsonc"), layer: "project" }]);
+  });
+
+  test("the deprecated devout.jsonc is still recognized", () => {
+    const { ws, env, write } = sandbox();
+    write(join(ws, "devout.jsonc"), `{ "workDepth": "ultra" }`);
+    trustWorkspace(ws, env);
+    expect(loadConfig({ workspace: ws, env }).config.workDepth).toBe("ultra");
+  });
+
+  test("XDG_CONFIG_HOME locates the user file", () => {
+    const { root, ws, env, write } = sandbox();
+    write(join(root, "xdg", "zero-cli", "config.jsonc"), `{ "workDepth": "ultra" }`);
+    expect(loadConfig({ workspace: ws, env: { ...env, XDG_CONFIG_HOME: join(root, "xdg") } }).config.workDepth).toBe("ultra");
+    expect(loadConfig({ workspace: ws, env }).config.workDepth).toBe("medium");
+  });
+
+  test("an invalid user file is an error naming that file", () => {
+    const { ws, env, userFile } = sandbox();
+    const file = userFile(`{\n  "workDepth": "deep"\n}`);
+    expect(loadError(() => loadConfig({ workspace: ws, env })).message).toStartWith(`${file}:2:16: workDepth: invalid value "deep"`);
+  });
+});
+
+describe("explicit and ephemeral trust", () => {
+  test("ZERO_CLI_CONFIG selects a trusted file and replaces project discovery", () => {
+    const { root, ws, env, write } = sandbox();
+    write(join(ws, "zero-cli.jsonc"), `{ "workDepth": "flash" }`);
+    const explicit = write(join(root, "elsewhere", "config.jsonc"), `{ "agents": { "x": { "description": "mine" } } }`);
+    const loaded = loadConfig({ workspace: ws, env: { ...env, ZERO_CLI_CONFIG: explicit } });
+    expect(loaded.config.agents.x?.description).toBe("mine");
+    expect(loaded.config.workDepth).toBe("medium");
+    expect(loaded.sources).toEqual([{ file: explicit, layer: "explicit" }]);
+    expect(loaded.ignoredProjectFile).toBeUndefined();
+    expect(existsSync(trustFile(env))).toBe(false);
+  });
+
+  test("ZERO_CLI_CONFIG must be an absolute path to an existing regular file", () => {
+    const { root, ws, env } = sandbox();
+    const relative = loadError(() => loadConfig({ workspace: ws, env: { ...env, ZERO_CLI_CONFIG: "config.jsonc" } }));
+    expect(relative.message).toBe(`ZERO_CLI_CONFIG must be an absolute path to a configuration file, got "config.jsonc"`);
+    const missing = join(root, "missing.jsonc");
+    expect(loadError(() => loadConfig({ workspace: ws, env: { ...env, ZERO_CLI_CONFIG: missing } })).message).toBe(
+      `${missing}: ZERO_CLI_CONFIG names no regular file`,
+    );
+    expect(loadError(() => loadConfig({ workspace: ws, env: { ...env, ZERO_CLI_CONFIG: root } })).file).toBe(root);
+  });
+
+  test("ZERO_CLI_TRUST_PROJECT_CONFIG=1 applies the project file without recording trust", () => {
+    const { ws, env, write } = sandbox();
+    write(join(ws, "zero-cli.jsonc"), `{ "workDepth": "flash" }`);
+    const loaded = loadConfig({ workspace: ws, env: { ...env, ZERO_CLI_TRUST_PROJECT_CONFIG: "1" } });
+    expect(loaded.config.workDepth).toBe("flash");
+    expect(loaded.trusted).toBe(true);
+    expect(existsSync(trustFile(env))).toBe(false);
+    expect(loadConfig({ workspace: ws, env }).config.workDepth).toBe("medium");
+    expect(loadConfig({ workspace: ws, env: { ...env, ZERO_CLI_TRUST_PROJECT_CONFIG: "0" } }).config.workDepth).toBe("medium");
+  });
+
+  test("DEVOUT_ variables are fallbacks and ZERO_CLI_ variables win", () => {
+    const { root, ws, env, write } = sandbox();
+    write(join(ws, "zero-cli.jsonc"), `{ "workDepth": "flash" }`);
+    const model = (extra: Env) => loadConfig({ workspace: ws, env: { ...env, ...extra } }).config.models.default?.model;
+    expect(model({ DEVOUT_MODEL: "a/b" })).toBe("a/b");
+    expect(model({ DEVOUT_MODEL: "a/b", ZERO_CLI_MODEL: "c/d" })).toBe("c/d");
+    expect(loadConfig({ workspace: ws, env: { ...env, DEVOUT_TRUST_PROJECT_CONFIG: "1" } }).config.workDepth).toBe("flash");
+    const explicit = write(join(root, "explicit.jsonc"), `{ "workDepth": "ultra" }`);
+    const other = write(join(root, "other.jsonc"), `{ "workDepth": "pro" }`);
+    expect(loadConfig({ workspace: ws, env: { ...env, DEVOUT_CONFIG: explicit } }).config.workDepth).toBe("ultra");
+    expect(loadConfig({ workspace: ws, env: { ...env, DEVOUT_CONFIG: explicit, ZERO_CLI_CONFIG: other } }).config.workDepth).toBe("pro");
+    expect(loadError(() => loadConfig({ workspace: ws, env: { ...env, DEVOUT_CONFIG: "rel.jsonc" } })).message).toStartWith("DEVOUT_CONFIG must be");
+  });
+
+  test("ZERO_CLI_MODEL changes only the built-in default alias", () => {
+    const { ws, env, userFile } = sandbox();
+    userFile(`{ "models": { "coder": { "provider": "openai", "model": "gpt-x" } } }`);
+    const loaded = loadConfig({ workspace: ws, env: { ...env, ZERO_CLI_MODEL: "anthropic/claude-x" } });
+    expect(loaded.config.models.default).toMatchObject({ type: "gateway", model: "anthropic/claude-x" });
+    expect(loaded.config.models.coder?.model).toBe("gpt-x");
+    expect(loadConfig({ workspace: ws, env }).config.models.default?.model).toBe("openai/gpt-5.3-codex");
+  });
+});

@@ -1,0 +1,274 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { ConfigError } from "./errors.ts";
+import { loadConfig, type LoadedConfig } from "./load.ts";
+
+const roots: string[] = [];
+afterEach(() => {
+  for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true });
+});
+
+/**
+ * A user file and a trusted project file (through the ephemeral override, so no trust record is
+ * written); `load()` applies both.
+ */
+function sandbox() {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), "zero-merge-")));
+  roots.push(root);
+  const home = join(root, "home");
+  const ws = join(root, "ws");
+  mkdirSync(ws, { recursive: true });
+  const env = { HOME: home, ZERO_CLI_TRUST_PROJECT_CONFIG: "1" };
+  const write = (path: string, text: string) => {
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, text);
+    return path;
+  };
+  const userPath = join(home, ".config", "zero-cli", "config.jsonc");
+  return {
+    root,
+    ws,
+    userDir: dirname(userPath),
+    write,
+    user: (text: string) => write(userPath, text),
+    project: (text: string) => write(join(ws, "zero-cli.jsonc"), text),
+    load: (workspace = ws): LoadedConfig => loadConfig({ workspace, env }),
+  };
+}
+
+function loadError(run: () => unknown): ConfigError {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+describe("merging by name", () => {
+  test("models from both layers are present; a same-name model is replaced whole", () => {
+    const s = sandbox();
+    s.user(`{ "models": { "a": { "provider": "openai", "model": "a1" },
+                          "m": { "provider": "anthropic", "model": "m1", "contextWindow": 200000, "headers": { "X-U": "1" } } } }`);
+    s.project(`{ "models": { "b": { "provider": "openai", "model": "b1" }, "m": { "provider": "openai", "model": "m2" } } }`);
+    const { models } = s.load().config;
+    expect(Object.keys(models)).toEqual(["default", "a", "m", "b"]);
+    expect(models.m).toEqual({ alias: "m", type: "openai", model: "m2", headers: {}, settings: {}, capabilities: ["text", "tools"] });
+  });
+
+  test("a project agents.build entry keeps the built-in build's other fields", () => {
+    const s = sandbox();
+    s.project(`{ "agents": { "build": { "skills": ["release-notes"] } } }`);
+    const build = s.load().config.agents.build;
+    expect(build?.skills).toEqual(["release-notes"]);
+    expect(build).toMatchObject({
+      name: "build",
+      model: "default",
+      tools: ["read", "write", "run", "find", "search", "delegate"],
+      canDelegateTo: ["plan", "explore", "implement", "verify", "review", "vision"],
+      workspaceMode: "shared-write",
+      maxChildren: 64,
+      maxTokens: 200000,
+    });
+  });
+
+  test("a new agent gets the default model alias and empty lists", () => {
+    const s = sandbox();
+    s.project(`{ "agents": { "helper": { "description": "h" } } }`);
+    expect(s.load().config.agents.helper).toEqual({
+      name: "helper", description: "h", model: "default", tools: [], skills: [], mcpServers: [], canDelegateTo: [], accepts: [],
+      workspaceMode: "shared-write",
+    });
+  });
+
+  test("prompt in a higher layer clears a lower promptFile, and the other way round", () => {
+    const s = sandbox();
+    s.user(`{ "agents": { "plan": { "promptFile": "./plan.md" }, "review": { "prompt": "Review carefully." } } }`);
+    s.project(`{ "agents": { "plan": { "prompt": "Plan briefly." }, "review": { "promptFile": "./review.md" } } }`);
+    const { agents } = s.load().config;
+    expect(agents.plan?.prompt).toBe("Plan briefly.");
+    expect(agents.plan?.promptFile).toBeUndefined();
+    expect(agents.review?.prompt).toBeUndefined();
+    expect(agents.review?.promptFile).toBe(join(s.ws, "review.md"));
+  });
+
+  test("limits, storage, goals, context and multiAgent merge field by field over the defaults", () => {
+    const s = sandbox();
+    s.user(`{ "limits": { "runTimeoutMs": 1000 }, "context": { "compaction": { "keepRecentTurns": 3 } } }`);
+    s.project(`{ "limits": { "toolTimeoutMs": 5000 }, "storage": { "enabled": false }, "goals": { "maxIterations": 5 },
+                 "multiAgent": { "defaultContext": "recent" }, "webSearch": { "apiKeyEnv": "MY_BRAVE" } }`);
+    const { config } = s.load();
+    expect(config.limits).toEqual({ runTimeoutMs: 1000, toolTimeoutMs: 5000, maxAttachmentBytes: 10485760 });
+    expect(config.storage).toEqual({ enabled: false, path: "zero-cli.db" });
+    expect(config.goals.maxIterations).toBe(5);
+    expect(config.goals.maxNoProgressIterations).toBe(3);
+    expect(config.context.compaction.keepRecentTurns).toBe(3);
+    expect(config.context.compaction.triggerRatio).toBe(0.8);
+    expect(config.multiAgent).toEqual({
+      maxDepth: 8, maxConcurrent: 8, maxChildrenPerAgent: 64, defaultContext: { type: "recent", turns: 6 },
+      cancelChildrenWithParent: true, maxRetries: 1,
+    });
+    expect(config.webSearch).toEqual({ provider: "brave", apiKeyEnv: "MY_BRAVE", safeSearch: "moderate" });
+  });
+
+  test("workflows merge by name, each entry replaced", () => {
+    const s = sandbox();
+    s.project(`{ "workflows": { "feature": { "steps": ["build", "review"] }, "quick": { "steps": ["build"] } } }`);
+    const { workflows } = s.load().config;
+    expect(workflows.feature).toEqual({
+      steps: [
+        { id: "build", agent: "build", dependsOn: [], maxRetries: 0 },
+        { id: "review", agent: "review", dependsOn: ["build"], maxRetries: 0 },
+      ],
+    });
+    expect(Object.keys(workflows)).toEqual(["feature", "quick"]);
+  });
+
+  test("skills and MCP servers merge by name; a higher layer can disable one", () => {
+    const s = sandbox();
+    s.user(`{ "skills": { "notes": "./skills/notes/SKILL.md" }, "mcp": { "docs": { "type": "stdio", "command": "docs-mcp", "args": ["-v"] } } }`);
+    s.project(`{ "skills": { "notes": { "enabled": false } }, "mcp": { "docs": { "type": "stdio", "enabled": false } } }`);
+    const { skills, mcp } = s.load().config;
+    expect(skills.notes).toEqual({ path: join(s.userDir, "skills", "notes", "SKILL.md"), enabled: false });
+    expect(mcp.docs).toEqual({ type: "stdio", command: "docs-mcp", args: ["-v"], cwd: s.userDir, env: {}, enabled: false });
+  });
+
+  test("plugins are combined in layer order without duplicates", () => {
+    const s = sandbox();
+    s.user(`{ "plugins": ["${join(s.ws, "p.ts")}", "./user-plugin.ts"] }`);
+    s.project(`{ "plugins": ["./p.ts", "./q.ts", "./p.ts"] }`);
+    expect(s.load().config.plugins).toEqual([join(s.ws, "p.ts"), join(s.userDir, "user-plugin.ts"), join(s.ws, "q.ts")]);
+  });
+
+  test("storage.path keeps only its file name", () => {
+    const s = sandbox();
+    s.project(`{ "storage": { "path": "../../etc/evil.db" } }`);
+    expect(s.load().config.storage.path).toBe("evil.db");
+  });
+});
+
+describe("provider profiles", () => {
+  test("a profile materializes into the model; model values win and headers combine", () => {
+    const s = sandbox();
+    s.user(`{ "providers": { "company": { "type": "openai", "baseURL": "https://proxy.example/v1", "apiKeyEnv": "COMPANY_KEY",
+                                         "headers": { "X-A": "1", "X-B": "1" } } } }`);
+    s.project(`{ "models": {
+      "plain": { "provider": "company", "model": "m1" },
+      "custom": { "provider": "company", "model": "m2", "baseURL": "http://127.0.0.1:9/v1", "headers": { "X-B": "2" } } } }`);
+    const { models, providers } = s.load().config;
+    expect(providers.company?.type).toBe("openai");
+    expect(models.plain).toMatchObject({ type: "openai", profile: "company", baseURL: "https://proxy.example/v1", apiKeyEnv: "COMPANY_KEY", headers: { "X-A": "1", "X-B": "1" } });
+    expect(models.custom).toMatchObject({ type: "openai", profile: "company", baseURL: "http://127.0.0.1:9/v1", apiKeyEnv: "COMPANY_KEY", headers: { "X-A": "1", "X-B": "2" } });
+  });
+
+  test("an unknown provider points at the model's provider key in the declaring file", () => {
+    const s = sandbox();
+    const file = s.project(`{\n  "models": {\n    "m": { "provider": "company", "model": "x" }\n  }\n}`);
+    const error = loadError(() => s.load());
+    expect(error.message).toStartWith(`${file}:3:24: models.m.provider: unknown provider "company" (built-in: openai,`);
+  });
+
+  test("openai-compatible needs a baseURL from the model or its profile", () => {
+    const s = sandbox();
+    s.project(`{ "models": { "m": { "provider": "openai-compatible", "model": "x" } } }`);
+    expect(loadError(() => s.load()).keyPath).toBe("models.m");
+    s.project(`{ "providers": { "local": { "type": "openai-compatible", "baseURL": "http://127.0.0.1:11434/v1" } },
+                 "models": { "m": { "provider": "local", "model": "x" } } }`);
+    expect(s.load().config.models.m).toMatchObject({ type: "openai-compatible", baseURL: "http://127.0.0.1:11434/v1" });
+  });
+});
+
+describe("migration and relative paths", () => {
+  test("version 1 tool names are migrated before merging", () => {
+    const s = sandbox();
+    s.project(`{ "version": 1, "agents": { "old": { "tools": ["read", "search", "apply_patch", "exec", "find"] } } }`);
+    expect(s.load().config.agents.old?.tools).toEqual(["read", "find", "write", "run"]);
+    s.project(`{ "version": 2, "agents": { "new": { "tools": ["search"] } } }`);
+    expect(s.load().config.agents.new?.tools).toEqual(["search"]);
+  });
+
+  test("relative paths resolve from the declaring file, even when the workspace is a subdirectory", () => {
+    const s = sandbox();
+    const sub = join(s.ws, "sub");
+    mkdirSync(sub);
+    s.write(join(s.ws, ".zero-cli", "config.jsonc"), `{
+      "agents": { "build": { "promptFile": "./prompts/x.md" } },
+      "skills": { "s": "../skills/s/SKILL.md" },
+      "mcp": { "local": { "type": "stdio", "command": "./bin/server" }, "bare": { "type": "stdio", "command": "server", "cwd": "../tools" } } }`);
+    const { config } = s.load(sub);
+    const declaringDir = join(s.ws, ".zero-cli");
+    expect(config.agents.build?.promptFile).toBe(join(declaringDir, "prompts", "x.md"));
+    expect(config.skills.s?.path).toBe(join(s.ws, "skills", "s", "SKILL.md"));
+    expect(config.mcp.local).toMatchObject({ command: join(declaringDir, "bin", "server"), cwd: declaringDir });
+    expect(config.mcp.bare).toMatchObject({ command: "server", cwd: join(s.ws, "tools") });
+  });
+});
+
+describe("delegation limits", () => {
+  test("legacy limits aliases apply when multiAgent does not set the field", () => {
+    const s = sandbox();
+    s.project(`{ "limits": { "maxDepth": 1, "maxChildrenPerRun": 2 } }`);
+    expect(s.load().config.multiAgent).toMatchObject({ maxDepth: 1, maxChildrenPerAgent: 2 });
+    expect("maxDepth" in s.load().config.limits).toBe(false);
+  });
+
+  test("explicit multiAgent values win over legacy aliases, from any layer", () => {
+    const s = sandbox();
+    s.project(`{ "limits": { "maxDepth": 1 }, "multiAgent": { "maxDepth": 3 } }`);
+    expect(s.load().config.multiAgent.maxDepth).toBe(3);
+    s.user(`{ "multiAgent": { "maxChildrenPerAgent": 5 } }`);
+    s.project(`{ "limits": { "maxChildrenPerRun": 1, "maxDepth": 2 } }`);
+    expect(s.load().config.multiAgent).toMatchObject({ maxChildrenPerAgent: 5, maxDepth: 2 });
+  });
+});
+
+describe("cross-checks after merging", () => {
+  test("workflow graphs: duplicate ids, unknown dependencies and cycles fail", () => {
+    const s = sandbox();
+    const cases: Array<[string, string]> = [
+      [`[{ "id": "a", "agent": "plan" }, { "id": "a", "agent": "build" }]`, `duplicate step id "a"`],
+      [`[{ "id": "a", "agent": "plan", "dependsOn": ["ghost"] }]`, `unknown step "ghost"`],
+      [`[{ "id": "a", "agent": "plan", "dependsOn": ["b"] }, { "id": "b", "agent": "build", "dependsOn": ["a"] }]`, "dependency cycle: a → b → a"],
+      [`[{ "id": "a", "agent": "plan", "maxRetries": 4 }]`, "must be at most 3"],
+      [`[{ "id": "a", "agent": "nobody" }]`, `unknown agent "nobody"`],
+    ];
+    for (const [steps, message] of cases) {
+      s.project(`{ "workflows": { "w": { "steps": ${steps} } } }`);
+      expect(loadError(() => s.load()).message).toContain(message);
+    }
+  });
+
+  test("a reference problem points at the file and key that set it", () => {
+    const s = sandbox();
+    const user = s.user(`{\n  "agents": { "build": { "model": "ghost" } }\n}`);
+    s.project(`{ "agents": { "build": { "skills": [] } } }`);
+    const error = loadError(() => s.load());
+    expect(error.file).toBe(user);
+    expect(error.message).toBe(
+      `${user}:2:35: agents.build.model: unknown model alias "ghost" (aliases: default)`,
+    );
+  });
+
+  test("defaultAgent and canDelegateTo must name agents", () => {
+    const s = sandbox();
+    s.project(`{ "defaultAgent": "boss" }`);
+    expect(loadError(() => s.load()).keyPath).toBe("defaultAgent");
+    s.project(`{ "agents": { "plan": { "canDelegateTo": ["explore", "ghost"] } } }`);
+    expect(loadError(() => s.load()).keyPath).toBe("agents.plan.canDelegateTo[1]");
+  });
+
+  test("a merged entry must be complete", () => {
+    const s = sandbox();
+    s.project(`{ "mcp": { "x": { "type": "http" } } }`);
+    expect(loadError(() => s.load()).problem).toBe("an http server needs a url");
+    s.project(`{ "skills": { "x": { "enabled": true } } }`);
+    expect(loadError(() => s.load()).keyPath).toBe("skills.x");
+    s.project(`{ "providers": { "p": { "baseURL": "https://x.example" } } }`);
+    expect(loadError(() => s.load()).keyPath).toBe("providers.p.type");
+    s.project(`{ "context": { "compaction": { "targetRatio": 0.9 } } }`);
+    expect(loadError(() => s.load()).keyPath).toBe("context.compaction.targetRatio");
+  });
+});
