@@ -89,7 +89,11 @@ export async function executeCall(
   const verdict = evaluate(input.rules, { tool: call.tool, risk, operation }, input.permissionMode);
   let allowed = verdict.decision === "allow";
   let reason = verdict.reason;
-  if (verdict.decision === "ask") {
+  if (verdict.decision === "ask" && input.approvals.remembered({ tool: call.tool, risk, operation })) {
+    allowed = true;
+    reason = "allowed earlier for this session";
+    input.emit({ type: "permission.decided", callId: call.callId, tool: call.tool, decision: "allow", source: "session", reason });
+  } else if (verdict.decision === "ask") {
     input.emit({ type: "permission.requested", callId: call.callId, tool: call.tool, risk, operation, permissionMode: input.permissionMode, reason });
     const result = await input.approvals.request({ callId: call.callId, tool: call.tool, risk, operation, reason, input: prepared.input }, input.signal);
     allowed = result.allowed;

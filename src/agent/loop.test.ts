@@ -31,7 +31,7 @@ function tempWorkspace(): string {
 // ---------------------------------------------------------------------------
 // Test tools
 
-type Counters = { edit: number; probe: number; sleepy: number; boom: number };
+type Counters = { edit: number; probe: number; sleepy: number; boom: number; nap: number };
 
 function makeTools(counters: Counters, hooks: { onSleepyStart?: () => void } = {}): Map<string, Tool> {
   const edit = defineTool({
@@ -82,7 +82,21 @@ function makeTools(counters: Counters, hooks: { onSleepyStart?: () => void } = {
       throw new Error("kaboom: the disk is on fire");
     },
   });
-  return new Map([edit, probe, sleepy, boom].map((tool) => [tool.name, tool]));
+  const nap = defineTool({
+    name: "nap",
+    description: "takes 30 ms, then answers",
+    input: z.object({}),
+    classify: () => ({ risk: "read", operation: "read" }),
+    async execute(_input, ctx) {
+      counters.nap += 1;
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(resolve, 30);
+        ctx.signal.addEventListener("abort", () => (clearTimeout(timer), reject(new Error("aborted"))), { once: true });
+      });
+      return { output: "rested" };
+    },
+  });
+  return new Map([edit, probe, sleepy, boom, nap].map((tool) => [tool.name, tool]));
 }
 
 // ---------------------------------------------------------------------------
@@ -155,7 +169,7 @@ type RunOptions = {
 
 async function run(options: RunOptions) {
   const ws = tempWorkspace();
-  const counters: Counters = { edit: 0, probe: 0, sleepy: 0, boom: 0 };
+  const counters: Counters = { edit: 0, probe: 0, sleepy: 0, boom: 0, nap: 0 };
   const tools = makeTools(counters, { onSleepyStart: options.onSleepyStart });
   const { runner, requests } = scriptedRunner(options.script);
   const events: EventBody[] = [];
@@ -306,6 +320,8 @@ describe("runLoop: permissions", () => {
       ["c1", "allow", "always"],
       ["c2", "allow", "session"],
     ]);
+    // Nobody is asked the second time, so no surface should show a prompt for it.
+    expect(ofType(events, "permission.requested").map((r) => r.callId)).toEqual(["c1"]);
     expect(readFileSync(join(ws, "a.txt"), "utf8")).toBe("A");
     expect(readFileSync(join(ws, "b.txt"), "utf8")).toBe("B");
     expect(completedFor(events, "c2").status).toBe("completed");
@@ -393,6 +409,28 @@ describe("runLoop: answering calls", () => {
     const part = lastToolParts(requests[1]!)[0]!;
     expect(part.output.type).toBe("error-text");
     expect(result).toMatchObject({ status: "completed", reason: null, text: "after the timeout" });
+  });
+
+  test("a call that finishes within its timeout completes", async () => {
+    const { events } = await run({
+      mode: "full-access",
+      limits: { toolTimeoutMs: 5_000 },
+      script: [toolStep([call("c1", "nap", {})]), finalStep()],
+    });
+    expect(completedFor(events, "c1")).toMatchObject({ status: "completed", output: "rested" });
+  });
+
+  // BUG (src/tool/define.ts, run(): `setTimeout(() => timeout.abort(), ctx.timeoutMs)`): timers
+  // take a 32-bit signed delay, so any toolTimeoutMs above 2147483647 (which the config schema
+  // accepts: `toolTimeoutMs: posInt`) is clamped to 1 ms and every call that takes longer
+  // than a millisecond "times out". The same applies to runTimeoutMs in src/session/run.ts.
+  test("a very large toolTimeoutMs (beyond 2^31-1 ms) does not time calls out at once", async () => {
+    const { events } = await run({
+      mode: "full-access",
+      limits: { toolTimeoutMs: 3_000_000_000 },
+      script: [toolStep([call("c1", "nap", {})]), finalStep()],
+    });
+    expect(completedFor(events, "c1")).toMatchObject({ status: "completed", output: "rested" });
   });
 
   test("invalid calls (unknown or known tool) are answered once, by the loop, and the SDK's answers are dropped", async () => {
@@ -500,6 +538,7 @@ describe("runLoop: cancellation", () => {
     expect(completedFor(events, "c1").status).toBe("cancelled");
     // The call after the cancelled one is answered but never runs.
     expect(completedFor(events, "c2").status).toBe("cancelled");
+    expect(lifecycle(events, "c2")).toEqual(["tool.requested", "tool.completed"]);
     expect(counters.edit).toBe(0);
     expect(existsSync(join(ws, "late.txt"))).toBe(false);
     expect(result.status).toBe("cancelled");
@@ -541,6 +580,24 @@ describe("runLoop: cancellation", () => {
     });
     expect(result).toMatchObject({ status: "cancelled", reason: "cancelled" });
     expect(ofType(events, "run.failed")).toHaveLength(0);
+  });
+
+  test("cancelling while the user is being asked stops the run; the tool never runs", async () => {
+    const controller = new AbortController();
+    const { result, counters, ws } = await run({
+      mode: "ask",
+      controller,
+      responder: (_req, signal) =>
+        new Promise<ApprovalAnswer>((resolve) => {
+          signal.addEventListener("abort", () => resolve("deny"), { once: true });
+          setTimeout(() => controller.abort(), 5);
+        }),
+      script: [toolStep([call("c1", "edit", { path: "a.txt", content: "A" })])],
+    });
+    expect(counters.edit).toBe(0);
+    expect(existsSync(join(ws, "a.txt"))).toBe(false);
+    expect(result).toMatchObject({ status: "cancelled", reason: "cancelled" });
+    expect(lastToolParts(result.history).map((p) => p.toolCallId)).toEqual(["c1"]);
   });
 
   test("a signal already aborted before the run starts means no model request", async () => {

@@ -21,6 +21,7 @@ import { runLoop } from "../agent/loop.ts";
 import { assembleSystemPrompt } from "../agent/prompt.ts";
 import type { Env } from "../util/env.ts";
 import { UsageError, errorMessage } from "../util/errors.ts";
+import { setSafeTimeout } from "../util/timers.ts";
 import { createEmitter, type EventListener } from "./emitter.ts";
 
 export type Surface = "cli" | "tui" | "acp" | "host" | "exec";
@@ -143,7 +144,7 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
     const emit = createEmitter(runId, listeners);
     const startedAt = performance.now();
     const deadline = new Date(Date.now() + timeoutMs);
-    const timer = setTimeout(() => {
+    const timer = setSafeTimeout(() => {
       abortReason = "deadline";
       controller.abort();
     }, timeoutMs);

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Operation, Risk } from "../protocol/events.ts";
 import type { Roots } from "../security/roots.ts";
+import { setSafeTimeout } from "../util/timers.ts";
 
 /** What a tool may use while it runs; everything it touches comes through here. */
 export type ToolContext = {
@@ -90,7 +91,7 @@ export function defineTool<Schema extends z.ZodType>(definition: ToolDefinition<
       if (ctx.signal.aborted) return { status: "cancelled", output: "cancelled before it started", truncated: false };
       // The call gets its own signal: the run's cancellation plus this call's timeout.
       const timeout = new AbortController();
-      const timer = setTimeout(() => timeout.abort(), ctx.timeoutMs);
+      const timer = setSafeTimeout(() => timeout.abort(), ctx.timeoutMs);
       const signal = AbortSignal.any([ctx.signal, timeout.signal]);
       const stopped = new Promise<never>((_, reject) => {
         signal.addEventListener("abort", () => reject(signal.reason), { once: true });

@@ -8,6 +8,8 @@ const DEFAULT_LINE_LIMIT = 2000;
 const MAX_LINE_CHARS = 2000;
 const MAX_TEXT_BYTES = 8 * 1024 * 1024;
 const MAX_LIST_ENTRIES = 500;
+/** Stay under the contract's output bound so a read is never cut in the middle. */
+const MAX_READ_CHARS = 50_000;
 
 const input = z
   .object({
@@ -83,13 +85,18 @@ export const readTool = defineTool({
     if (first > lines.length && lines.length > 0) throw new Error(`${shown} has ${lines.length} lines; offset ${first} is past the end`);
     const slice = lines.slice(first - 1, first - 1 + count);
     let clipped = false;
-    const numbered = slice.map((line, index) => {
+    let chars = 0;
+    const numbered: string[] = [];
+    for (const [index, line] of slice.entries()) {
       const text = line.endsWith("\r") ? line.slice(0, -1) : line;
       if (text.length > MAX_LINE_CHARS) clipped = true;
       const shownText = text.length > MAX_LINE_CHARS ? `${text.slice(0, MAX_LINE_CHARS)} … [line clipped]` : text;
-      return `${first + index}\t${shownText}`;
-    });
-    const last = first + slice.length - 1;
+      const numberedLine = `${first + index}\t${shownText}`;
+      if (numbered.length > 0 && chars + numberedLine.length > MAX_READ_CHARS) break;
+      chars += numberedLine.length + 1;
+      numbered.push(numberedLine);
+    }
+    const last = first + numbered.length - 1;
     const notes: string[] = [];
     if (last < lines.length) notes.push(`(lines ${first}-${last} of ${lines.length}; use offset=${last + 1} to continue)`);
     if (partial) notes.push(`(only the first ${MAX_TEXT_BYTES} bytes of ${real.size} were read)`);

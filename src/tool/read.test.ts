@@ -1,0 +1,296 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Roots, createRoots } from "../security/roots.ts";
+import type { ToolResult } from "./define.ts";
+import { readTool } from "./read.ts";
+
+// base/ws/        the workspace
+// base/outside/   a sibling directory that is not a root
+let base = "";
+let ws = "";
+let roots: Roots;
+
+const SECRET = "TOP-SECRET-CONTENT-42";
+
+beforeAll(() => {
+  base = realpathSync(mkdtempSync(join(tmpdir(), "zero-read-")));
+  ws = join(base, "ws");
+  mkdirSync(join(ws, "sub", "deeper"), { recursive: true });
+  mkdirSync(join(ws, "listing", "child"), { recursive: true });
+  mkdirSync(join(base, "outside"), { recursive: true });
+
+  writeFileSync(join(ws, "hundred.txt"), Array.from({ length: 100 }, (_, i) => `line ${i + 1}`).join("\n") + "\n");
+  writeFileSync(join(ws, "small.txt"), "alpha\nbeta\ngamma"); // no trailing newline
+  writeFileSync(join(ws, "crlf.txt"), "one\r\ntwo\r\n");
+  writeFileSync(join(ws, "empty.txt"), "");
+  writeFileSync(join(ws, "long.txt"), `short\n${"x".repeat(5000)}\nend\n`);
+  writeFileSync(join(ws, "blob.bin"), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52, ...Buffer.from("hidden text")]));
+  writeFileSync(join(ws, "sub", "inner.txt"), "inner\n");
+
+  writeFileSync(join(ws, "listing", "a.txt"), "12345");
+  writeFileSync(join(ws, "listing", "b.md"), "");
+  writeFileSync(join(ws, "listing", "child", "nested.txt"), "not listed");
+
+  writeFileSync(join(base, "outside", "secret.txt"), `${SECRET}\n`);
+  symlinkSync(join(base, "outside", "secret.txt"), join(ws, "link-out"));
+  symlinkSync(join(base, "outside"), join(ws, "dirlink-out"));
+  symlinkSync(join(ws, "small.txt"), join(ws, "link-in"));
+
+  roots = createRoots({ workspace: ws });
+});
+
+afterAll(() => {
+  if (base !== "") rmSync(base, { recursive: true, force: true });
+});
+
+async function read(raw: unknown, signal: AbortSignal = new AbortController().signal): Promise<ToolResult> {
+  const prepared = readTool.prepare(raw);
+  if (!prepared.ok) throw new Error(`prepare failed: ${prepared.error}`);
+  expect(prepared.classification).toEqual({ risk: "read", operation: "read" });
+  return readTool.run(prepared.input, { callId: "call_test", roots, signal, timeoutMs: 10_000, progress: () => undefined });
+}
+
+function numberedLines(output: string): string[] {
+  return output.split("\n").filter((line) => /^\d+\t/.test(line));
+}
+
+function expectFailed(result: ToolResult): string {
+  if (result.status !== "failed") throw new Error(`expected failed, got ${result.status}: ${result.output}`);
+  return result.output;
+}
+
+function expectCompleted(result: ToolResult): string {
+  if (result.status !== "completed") throw new Error(`expected completed, got ${result.status}: ${result.output}`);
+  return result.output;
+}
+
+describe("read: files", () => {
+  test("offset 10 limit 3 on a 100-line file shows exactly lines 10, 11 and 12", async () => {
+    const result = await read({ path: "hundred.txt", offset: 10, limit: 3 });
+    const output = expectCompleted(result);
+    expect(numberedLines(output)).toEqual(["10\tline 10", "11\tline 11", "12\tline 12"]);
+    expect(output).toContain("of 100");
+    expect(output).toContain("offset=13");
+  });
+
+  test("a whole small file is numbered from 1, including a last line without a newline", async () => {
+    const result = await read({ path: "small.txt" });
+    expect(expectCompleted(result)).toBe("1\talpha\n2\tbeta\n3\tgamma");
+    expect(result.truncated).toBe(false);
+  });
+
+  test("the last line of a file can be read on its own", async () => {
+    const output = expectCompleted(await read({ path: "hundred.txt", offset: 100 }));
+    expect(numberedLines(output)).toEqual(["100\tline 100"]);
+    expect(output).not.toContain("offset=");
+  });
+
+  test("a limit past the end shows what there is", async () => {
+    const output = expectCompleted(await read({ path: "hundred.txt", offset: 98, limit: 50 }));
+    expect(numberedLines(output)).toEqual(["98\tline 98", "99\tline 99", "100\tline 100"]);
+  });
+
+  test("CRLF line endings are not shown as part of the line", async () => {
+    expect(expectCompleted(await read({ path: "crlf.txt" }))).toBe("1\tone\n2\ttwo");
+  });
+
+  test("a path with ./ and inner .. that stays inside works", async () => {
+    expect(expectCompleted(await read({ path: "./sub/../sub/inner.txt" }))).toBe("1\tinner");
+  });
+
+  test("an absolute path inside the workspace works", async () => {
+    expect(expectCompleted(await read({ path: join(ws, "sub", "inner.txt") }))).toBe("1\tinner");
+  });
+
+  test("a symlink inside the workspace to a file inside it is followed", async () => {
+    expect(expectCompleted(await read({ path: "link-in" }))).toBe("1\talpha\n2\tbeta\n3\tgamma");
+  });
+
+  test("offset past the end fails with a clear message", async () => {
+    const message = expectFailed(await read({ path: "hundred.txt", offset: 101 }));
+    expect(message).toContain("hundred.txt");
+    expect(message).toContain("100 lines");
+    expect(message).toContain("101");
+    expect(message).toContain("past the end");
+  });
+
+  test("a long line is clipped, not dumped whole", async () => {
+    const result = await read({ path: "long.txt" });
+    const output = expectCompleted(result);
+    const lines = numberedLines(output);
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toBe("1\tshort");
+    expect(lines[1]!.startsWith(`2\t${"x".repeat(100)}`)).toBe(true);
+    expect(lines[1]).toContain("clipped");
+    expect(lines[1]!.length).toBeLessThan(2200);
+    expect(lines[1]).not.toContain("x".repeat(2001));
+    expect(lines[2]).toBe("3\tend");
+    expect(result.truncated).toBe(true);
+  });
+
+  test("a binary file is reported as binary, not dumped", async () => {
+    const output = expectCompleted(await read({ path: "blob.bin" }));
+    expect(output).toContain("blob.bin");
+    expect(output).toContain("binary");
+    expect(output).toContain("23 bytes");
+    expect(output).not.toContain("hidden text");
+    expect(output).not.toContain("\0");
+  });
+
+  test("an empty file says so", async () => {
+    const result = await read({ path: "empty.txt" });
+    const output = expectCompleted(result);
+    expect(output).toContain("empty.txt");
+    expect(output).toContain("empty");
+    expect(numberedLines(output)).toEqual([]);
+  });
+
+  test("a missing file fails and names the path", async () => {
+    const message = expectFailed(await read({ path: "nope.txt" }));
+    expect(message).toContain("nope.txt");
+    expect(message).toContain("does not exist");
+  });
+
+  test("a file larger than the read bound is read from its start and says so", async () => {
+    const big = join(ws, "big.txt");
+    const line = `${"y".repeat(99)}\n`;
+    writeFileSync(big, line.repeat(90_000)); // 9,000,000 bytes > 8 MiB
+    try {
+      const result = await read({ path: "big.txt", limit: 2 });
+      const output = expectCompleted(result);
+      expect(numberedLines(output)).toEqual([`1\t${"y".repeat(99)}`, `2\t${"y".repeat(99)}`]);
+      expect(output).toContain("9000000");
+      expect(result.truncated).toBe(true);
+    } finally {
+      rmSync(big);
+    }
+  });
+
+  test("a run whose signal is already aborted does not read", async () => {
+    const controller = new AbortController();
+    controller.abort();
+    const result = await read({ path: "small.txt" }, controller.signal);
+    expect(result.status).toBe("cancelled");
+    expect(result.output).not.toContain("alpha");
+  });
+});
+
+describe("read: directories", () => {
+  test("lists files with sizes and directories with a trailing slash", async () => {
+    const output = expectCompleted(await read({ path: "listing" }));
+    const lines = output.split("\n");
+    expect(lines[0]).toContain("listing");
+    expect(lines[0]).toContain("3 entries");
+    expect(lines.slice(1)).toEqual(["a.txt (5 bytes)", "b.md (0 bytes)", "child/"]);
+    expect(output).not.toContain("nested.txt");
+  });
+
+  test("the workspace itself can be listed as '.'", async () => {
+    const output = expectCompleted(await read({ path: "." }));
+    expect(output).toContain("hundred.txt (");
+    expect(output).toContain("sub/");
+    expect(output).toContain("listing/");
+  });
+
+  test("a symlinked directory inside a root pointing outside is not listed", async () => {
+    const message = expectFailed(await read({ path: "dirlink-out" }));
+    expect(message).toContain("outside the allowed roots");
+    expect(message).not.toContain("secret.txt (");
+  });
+});
+
+describe("read: the workspace boundary", () => {
+  const expectOutside = (result: ToolResult) => {
+    const message = expectFailed(result);
+    expect(message).toContain("outside the allowed roots");
+    expect(message).toContain("Allowed roots");
+    expect(message).toContain(ws);
+    expect(message).not.toContain(SECRET);
+    return message;
+  };
+
+  test("../ traversal out of the workspace fails and names the allowed roots", async () => {
+    expectOutside(await read({ path: "../outside/secret.txt" }));
+  });
+
+  test("traversal disguised inside a path fails", async () => {
+    expectOutside(await read({ path: "sub/../../outside/secret.txt" }));
+  });
+
+  test("an absolute path outside fails and names the allowed roots", async () => {
+    expectOutside(await read({ path: join(base, "outside", "secret.txt") }));
+  });
+
+  test("a symlink inside the workspace pointing outside fails and names the allowed roots", async () => {
+    const message = expectOutside(await read({ path: "link-out" }));
+    expect(message).toContain(join(base, "outside", "secret.txt")); // where it really points
+  });
+
+  test("a file reached through a symlinked directory pointing outside fails", async () => {
+    expectOutside(await read({ path: "dirlink-out/secret.txt" }));
+  });
+
+  test("/etc/passwd is outside", async () => {
+    expectOutside(await read({ path: "/etc/passwd" }));
+  });
+});
+
+describe("read: input validation", () => {
+  const prepareError = (raw: unknown): string => {
+    const prepared = readTool.prepare(raw);
+    if (prepared.ok) throw new Error(`expected prepare to fail for ${JSON.stringify(raw)}`);
+    return prepared.error;
+  };
+
+  test("an unknown key instead of path is rejected with a readable message", () => {
+    const error = prepareError({ file: "x" });
+    expect(error).toContain("read");
+    expect(error).toContain("path");
+    expect(error).toContain("file");
+  });
+
+  test("offset 0 is rejected, naming offset", () => {
+    const error = prepareError({ path: "small.txt", offset: 0 });
+    expect(error).toContain("offset");
+    expect(error).not.toContain("limit");
+  });
+
+  test("limit 0, a fractional offset, an empty path and a non-object are rejected", () => {
+    expect(prepareError({ path: "small.txt", limit: 0 })).toContain("limit");
+    expect(prepareError({ path: "small.txt", offset: 1.5 })).toContain("offset");
+    expect(prepareError({ path: "" })).toContain("path");
+    expect(prepareError("small.txt")).toContain("read");
+    expect(prepareError(null)).toContain("read");
+  });
+
+  test("valid input is accepted as is and classified as a read", () => {
+    const prepared = readTool.prepare({ path: "small.txt", offset: 2, limit: 1 });
+    expect(prepared).toEqual({
+      ok: true,
+      input: { path: "small.txt", offset: 2, limit: 1 },
+      classification: { risk: "read", operation: "read" },
+    });
+  });
+
+  test("the schema offered to the model requires path and has no $schema key", () => {
+    expect(readTool.inputSchema.required).toEqual(["path"]);
+    expect(readTool.inputSchema.$schema).toBeUndefined();
+    expect(Object.keys(readTool.inputSchema.properties as object).sort()).toEqual(["limit", "offset", "path"]);
+  });
+});
+
+test("a long default read stops at its own budget and says where to continue", async () => {
+  writeFileSync(join(ws, "wide.txt"), Array.from({ length: 3000 }, (_, i) => `${i + 1} ${"y".repeat(90)}`).join("\n"));
+  const result = await read({ path: "wide.txt" });
+  expect(result.status).toBe("completed");
+  expect(result.truncated).toBe(true);
+  expect(result.output).not.toContain("omitted");
+  const lines = numberedLines(result.output);
+  expect(lines.length).toBeGreaterThan(100);
+  expect(lines.length).toBeLessThan(2000);
+  expect(result.output).toContain(`use offset=${lines.length + 1} to continue`);
+  const next = await read({ path: "wide.txt", offset: lines.length + 1, limit: 1 });
+  expect(numberedLines(next.output)[0]).toStartWith(`${lines.length + 1}\t${lines.length + 1} `);
+});
