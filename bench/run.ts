@@ -63,8 +63,10 @@ function fmt(value: number | undefined, digits = 1): string {
 const sandbox = makeSandbox();
 const results: Record<string, unknown> = { date: new Date().toISOString(), runs: RUNS, loopRuns: LOOP_RUNS };
 try {
-  // 1. Startup: bare Bun (the floor any Bun CLI pays) vs zero --version / --help.
-  const bare = await repeat([BUN, "--config=/dev/null", "--no-env-file", "-e", ""], sandbox.env, sandbox.workspace, RUNS);
+  // 1. Startup: bare Bun running an empty script (the floor any Bun CLI pays) vs zero --version / --help.
+  const emptyScript = join(sandbox.root, "empty.js");
+  writeFileSync(emptyScript, "\n");
+  const bare = await repeat([BUN, "--config=/dev/null", "--no-env-file", emptyScript], sandbox.env, sandbox.workspace, RUNS);
   const version = await repeat([ZERO_BIN, "--version"], sandbox.env, sandbox.workspace, RUNS);
   const help = await repeat([ZERO_BIN, "--help"], sandbox.env, sandbox.workspace, RUNS);
   results.startup = { bareBun: bare, version, help };
@@ -127,7 +129,7 @@ for (let i = 0; i < ${LOOP_STEPS + 1}; i++) {
     `zero benchmarks (${new Date().toISOString().slice(0, 10)}, medians; startup ×${RUNS}, loop ×${LOOP_RUNS})`,
     "",
     "startup                      wall ms   cpu ms   peak RSS MiB",
-    `bare bun -e ''             ${fmt(bare.wallMs).padStart(8)} ${fmt(bare.cpuMs).padStart(8)} ${fmt(bare.rssMiB).padStart(14)}`,
+    `bare bun (empty script)    ${fmt(bare.wallMs).padStart(8)} ${fmt(bare.cpuMs).padStart(8)} ${fmt(bare.rssMiB).padStart(14)}`,
     `zero --version             ${fmt(version.wallMs).padStart(8)} ${fmt(version.cpuMs).padStart(8)} ${fmt(version.rssMiB).padStart(14)}   ×${fmt(version.wallMs / bare.wallMs, 2)} bare`,
     `zero --help                ${fmt(help.wallMs).padStart(8)} ${fmt(help.cpuMs).padStart(8)} ${fmt(help.rssMiB).padStart(14)}   ×${fmt(help.wallMs / bare.wallMs, 2)} bare`,
     "",
