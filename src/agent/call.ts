@@ -2,7 +2,7 @@ import type { StepToolCall } from "../llm/step.ts";
 import type { StopReason, ToolStatus } from "../protocol/events.ts";
 import type { ToolResultOutput, ToolResultPart } from "../protocol/messages.ts";
 import { evaluate } from "../policy/rules.ts";
-import type { LoopInput } from "./loop.ts";
+import type { LoopInput } from "./loop-input.ts";
 
 /** Run-wide counters the guards need; mutated as calls are made. */
 export type CallGuards = { toolCalls: number; lastSignature: string; repeats: number };
@@ -82,7 +82,12 @@ export async function executeCall(
     return fail(`tool '${call.tool}' is not available to agent ${input.agent} (allowed: ${[...input.tools.keys()].join(", ") || "none"})`);
   }
   if (!tool) return fail(`tool '${call.tool}' is not allowed for agent ${input.agent}`);
-  if (call.invalid !== undefined) return fail(`invalid call to ${call.tool}: ${call.invalid}`);
+  if (call.invalid !== undefined) {
+    // Prefer our own validation message over the SDK's internals.
+    const own = typeof call.input === "object" && call.input !== null ? tool.prepare(call.input) : undefined;
+    if (own && !own.ok) return fail(own.error);
+    return fail(`invalid call to ${call.tool}: ${typeof call.input === "string" ? "its arguments are not valid JSON" : call.invalid}`);
+  }
   if (!prepared || !prepared.ok) return fail(prepared?.error ?? `invalid call to ${call.tool}`);
 
   const { risk, operation } = prepared.classification;

@@ -462,7 +462,7 @@ describe("runLoop: answering calls", () => {
     expect(bad1.output).toContain("probe"); // names what is available
     const bad2 = completedFor(events, "bad2");
     expect(bad2.status).toBe("failed");
-    expect(bad2.output).toContain("JSON parse error: unexpected token");
+    expect(bad2.output).toBe("invalid call to probe: its arguments are not valid JSON");
     expect(completedFor(events, "ok1").status).toBe("completed");
     // Neither invalid call reached a tool, and none got a started event.
     expect(counters.probe).toBe(1);
@@ -573,7 +573,7 @@ describe("runLoop: cancellation", () => {
           return {
             ok: false,
             aborted: true,
-            failure: { category: "unavailable", message: "aborted", statusCode: null, retryAfterMs: null, retryable: false },
+            failure: { category: "unavailable", message: "aborted", statusCode: null, retryAfterMs: null, retryable: false, url: null },
           };
         },
       ],
@@ -738,6 +738,7 @@ describe("runLoop: provider failures, usage and history", () => {
       statusCode: 401,
       retryAfterMs: null,
       retryable: false,
+      url: "http://127.0.0.1:1/v1/chat/completions",
     };
     const { events, result } = await run({
       mode: "full-access",
@@ -745,7 +746,8 @@ describe("runLoop: provider failures, usage and history", () => {
     });
     const failed = ofType(events, "run.failed");
     expect(failed).toHaveLength(1);
-    expect(failed[0]!.error).toEqual({ kind: "provider", ...failure });
+    const { url: _url, ...reported } = failure;
+    expect(failed[0]!.error).toEqual({ kind: "provider", ...reported });
     expect(result.status).toBe("failed");
     expect(result.reason).toBe("provider_error");
     expect(result.failure).toEqual(failure);

@@ -1,35 +1,10 @@
-import type { PermissionMode } from "../config/schema.ts";
-import type { ModelRunner } from "../llm/step.ts";
 import type { ProviderFailure } from "../llm/errors.ts";
-import { addUsage, emptyUsage, type EventBody, type RunStatus, type StopReason, type Usage } from "../protocol/events.ts";
+import { addUsage, emptyUsage, type RunStatus, type StopReason, type Usage } from "../protocol/events.ts";
 import { toolResultMessage, type ModelMessage, type ToolResultPart } from "../protocol/messages.ts";
-import type { ApprovalBroker } from "../policy/approvals.ts";
-import type { Rule } from "../policy/rules.ts";
-import type { Roots } from "../security/roots.ts";
-import type { Tool } from "../tool/define.ts";
 import { executeCall, type CallGuards } from "./call.ts";
+import type { LoopInput } from "./loop-input.ts";
 
-export type LoopLimits = { maxSteps: number; maxToolCalls: number; toolTimeoutMs: number };
-
-export type LoopInput = {
-  agent: string;
-  runner: ModelRunner;
-  instructions: string;
-  /** Prior history plus the new user message; the loop appends to a copy. */
-  history: ModelMessage[];
-  /** The agent's allowlisted tools, exactly what the model was offered. */
-  tools: ReadonlyMap<string, Tool>;
-  permissionMode: PermissionMode;
-  rules: readonly Rule[];
-  approvals: ApprovalBroker;
-  roots: Roots;
-  limits: LoopLimits;
-  /** Aborted on cancellation or the run deadline. */
-  signal: AbortSignal;
-  /** Why `signal` fired: cancelled or deadline. */
-  abortReason(): StopReason;
-  emit(body: EventBody): void;
-};
+export type { LoopInput, LoopLimits } from "./loop-input.ts";
 
 export type LoopResult = {
   status: RunStatus;
@@ -87,6 +62,15 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
       signal: input.signal,
       onText: (text) => input.emit({ type: "message.delta", step, text }),
       onReasoning: (text) => input.emit({ type: "reasoning.delta", step, text }),
+      onRetry: ({ attempt, maxAttempts, delayMs, failure }) =>
+        input.emit({
+          type: "provider.retry",
+          step,
+          attempt,
+          maxAttempts,
+          delayMs,
+          error: { category: failure.category, message: failure.message, statusCode: failure.statusCode },
+        }),
     });
     if (!outcome.ok) {
       if (outcome.aborted || input.signal.aborted) {

@@ -1,5 +1,3 @@
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import type { AgentProfile, PermissionMode } from "../config/schema.ts";
 import buildPrompt from "./prompts/build.md" with { type: "text" };
 import explorePrompt from "./prompts/explore.md" with { type: "text" };
@@ -38,16 +36,6 @@ export function utf8Prefix(bytes: Uint8Array, limit: number): string {
   return new TextDecoder().decode(bytes.subarray(0, end));
 }
 
-function readAgentsMd(workspace: string): string | undefined {
-  try {
-    const bytes = readFileSync(join(workspace, "AGENTS.md"));
-    const text = utf8Prefix(bytes, AGENTS_MD_LIMIT);
-    return bytes.length > AGENTS_MD_LIMIT ? `${text}\n[AGENTS.md truncated at ${AGENTS_MD_LIMIT} bytes]` : text;
-  } catch {
-    return undefined;
-  }
-}
-
 export type PromptFacts = {
   workspace: string;
   roots: string[];
@@ -57,14 +45,22 @@ export type PromptFacts = {
   platform: string;
 };
 
+/** Texts the caller read (through the workspace boundary): this module does no file I/O. */
+export type PromptTexts = {
+  /** The agent's own prompt: inline, from its promptFile, or undefined for the built-in text. */
+  agentPrompt?: string;
+  /** The workspace-root AGENTS.md, already bounded (see AGENTS_MD_LIMIT). */
+  agentsMd?: string;
+};
+
 /**
  * The system prompt: the shared base, the agent's own prompt, runtime facts,
  * then the repository's AGENTS.md (bounded). Kept small on purpose: every
  * byte is paid for on every request.
  */
-export function assembleSystemPrompt(agent: AgentProfile, facts: PromptFacts): string {
+export function assembleSystemPrompt(agent: AgentProfile, facts: PromptFacts, texts: PromptTexts = {}): string {
   const base = systemPrompt.trim();
-  const own = agent.prompt ?? (agent.promptFile ? readFileSync(agent.promptFile, "utf8") : builtInPrompt(agent.name));
+  const own = texts.agentPrompt ?? builtInPrompt(agent.name);
   const extraRoots = facts.roots.filter((root) => root !== facts.workspace);
   const runtime = [
     `Workspace root: ${facts.workspace}`,
@@ -75,7 +71,7 @@ export function assembleSystemPrompt(agent: AgentProfile, facts: PromptFacts): s
     `Agent: ${agent.name}; model: ${facts.model}`,
   ].join("\n");
   const sections = [base, own?.trim(), `# Environment\n${runtime}`];
-  const agentsMd = readAgentsMd(facts.workspace);
+  const agentsMd = texts.agentsMd;
   if (agentsMd !== undefined && agentsMd.trim() !== "") {
     sections.push(`# Repository instructions (AGENTS.md)\n${agentsMd.trim()}`);
   }

@@ -9,15 +9,16 @@ export const DEFAULT_MODEL_ALIAS = "default";
 export const DEFAULT_GATEWAY_MODEL = "openai/gpt-5.3-codex";
 export const BUILT_IN_AGENT_NAMES = ["build", "plan", "explore", "implement", "verify", "review", "vision"] as const;
 
-/** The built-in agents' per-run emergency ceiling; the selected work depth normally binds first. */
-const EMERGENCY_TOOL_CALLS = 500;
+/** The per-run emergency ceilings of every agent that sets none; the work depth normally binds first. */
+export const EMERGENCY_TOOL_CALLS = 500;
+export const DEFAULT_MAX_STEPS = 100;
 
 function specialist(fields: AgentFile): AgentFile {
   return {
     model: DEFAULT_MODEL_ALIAS,
     skills: ["*"],
     maxChildren: 0,
-    maxSteps: 100,
+    maxSteps: DEFAULT_MAX_STEPS,
     maxToolCalls: EMERGENCY_TOOL_CALLS,
     ...fields,
   };
@@ -106,7 +107,7 @@ export function builtInDefaults(env: Env): ConfigFile {
       cancelChildrenWithParent: true,
       maxRetries: 1,
     },
-    limits: { runTimeoutMs: 28800000, toolTimeoutMs: 120000, maxAttachmentBytes: 10485760 },
+    limits: { runTimeoutMs: 28800000, toolTimeoutMs: 120000, streamIdleTimeoutMs: 300000, maxAttachmentBytes: 10485760 },
     context: {
       fallbackWindowTokens: 128000,
       compaction: {

@@ -106,6 +106,7 @@ export type MultiAgentSettings = {
 export type Limits = {
   runTimeoutMs: number;
   toolTimeoutMs: number;
+  streamIdleTimeoutMs: number;
   maxAttachmentBytes: number;
   maxCampaignTokens?: number;
   maxCostUsd?: number;

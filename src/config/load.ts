@@ -1,5 +1,5 @@
 import { statSync } from "node:fs";
-import { isAbsolute, resolve } from "node:path";
+import { dirname, isAbsolute, resolve } from "node:path";
 import { zeroEnv, type Env } from "../util/env.ts";
 import { ConfigError } from "./errors.ts";
 import { finalizeConfig } from "./finalize.ts";
@@ -7,7 +7,7 @@ import { defaultsLayer, readConfigLayer, type ConfigLayer } from "./layer.ts";
 import { mergeLayers } from "./merge.ts";
 import { findProjectConfig, projectRootOf, userConfigFile } from "./paths.ts";
 import type { EffectiveConfig } from "./schema.ts";
-import { isWorkspaceTrusted } from "./trust.ts";
+import { isWorkspaceTrusted, unsafeOwnership } from "./trust.ts";
 
 export type ConfigSource = { file: string; layer: "user" | "project" | "explicit" };
 
@@ -15,8 +15,10 @@ export type LoadedConfig = {
   config: EffectiveConfig;
   /** The files that were applied, lowest precedence first (the built-in defaults are not listed). */
   sources: ConfigSource[];
-  /** A project file that exists but was not read because the workspace is not trusted. */
+  /** A project file that exists but was not read: its directory is not trusted, or others can write it. */
   ignoredProjectFile?: string;
+  /** Why it was not read, when ownership (not the trust record) stopped it. */
+  ignoredBecause?: string;
   /** Whether the workspace's own configuration may be used (trust record or the ephemeral override). */
   trusted: boolean;
 };
@@ -42,6 +44,7 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
   const override = zeroEnv(env, "TRUST_PROJECT_CONFIG") === "1";
   const trusted = override || isWorkspaceTrusted(workspace, env);
   let ignoredProjectFile: string | undefined;
+  let ignoredBecause: string | undefined;
   const explicit = explicitConfigFile(env);
   if (explicit !== undefined) {
     layers.push(readConfigLayer(explicit, "explicit")!);
@@ -49,8 +52,12 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
     const found = findProjectConfig(workspace);
     // Trust attaches to where the file lives: trusting /a/sub never vouches for
     // a /a/zero-cli.jsonc (or a planted /tmp/zero-cli.jsonc) above it.
-    if (found !== undefined && (override || isWorkspaceTrusted(projectRootOf(found), env))) layers.push(readConfigLayer(found, "project")!);
-    else ignoredProjectFile = found;
+    if (found !== undefined && (override || isWorkspaceTrusted(projectRootOf(found), env))) {
+      const root = projectRootOf(found);
+      ignoredBecause = override ? undefined : unsafeOwnership([root, dirname(found), found]);
+      if (ignoredBecause === undefined) layers.push(readConfigLayer(found, "project")!);
+      else ignoredProjectFile = found;
+    } else ignoredProjectFile = found;
   }
 
   const { merged, origins } = mergeLayers(layers);
@@ -58,7 +65,8 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
   const sources = layers.flatMap((layer): ConfigSource[] =>
     layer.file === undefined || layer.source === "defaults" ? [] : [{ file: layer.file, layer: layer.source }],
   );
-  return ignoredProjectFile === undefined ? { config, sources, trusted } : { config, sources, ignoredProjectFile, trusted };
+  if (ignoredProjectFile === undefined) return { config, sources, trusted };
+  return { config, sources, ignoredProjectFile, ...(ignoredBecause ? { ignoredBecause } : {}), trusted };
 }
 
 /** ZERO_CLI_CONFIG (or the deprecated DEVOUT_CONFIG): an absolute path to an existing regular file. */

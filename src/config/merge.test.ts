@@ -101,7 +101,7 @@ describe("merging by name", () => {
     s.project(`{ "limits": { "toolTimeoutMs": 5000 }, "storage": { "enabled": false }, "goals": { "maxIterations": 5 },
                  "multiAgent": { "defaultContext": "recent" }, "webSearch": { "apiKeyEnv": "MY_BRAVE" } }`);
     const { config } = s.load();
-    expect(config.limits).toEqual({ runTimeoutMs: 1000, toolTimeoutMs: 5000, maxAttachmentBytes: 10485760 });
+    expect(config.limits).toEqual({ runTimeoutMs: 1000, toolTimeoutMs: 5000, streamIdleTimeoutMs: 300000, maxAttachmentBytes: 10485760 });
     expect(config.storage).toEqual({ enabled: false, path: "zero-cli.db" });
     expect(config.goals.maxIterations).toBe(5);
     expect(config.goals.maxNoProgressIterations).toBe(3);

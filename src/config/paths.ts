@@ -1,7 +1,8 @@
 import { statSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join } from "node:path";
-import type { Env } from "../util/env.ts";
+import { zeroEnv, type Env } from "../util/env.ts";
+import { ConfigError } from "./errors.ts";
 import { canonicalPath } from "../util/paths.ts";
 
 const APP_DIR = "zero-cli";
@@ -35,8 +36,17 @@ export function configDir(env: Env): string {
   return join(xdgBase(env, "XDG_CONFIG_HOME", [".config"]), APP_DIR);
 }
 
-/** `$XDG_STATE_HOME/zero-cli`, else `~/.local/state/zero-cli`. */
+/**
+ * The base of zero's private state: `ZERO_CLI_STATE_DIR` when set (it must be absolute),
+ * else `$XDG_STATE_HOME/zero-cli`, else `~/.local/state/zero-cli`. Per-workspace state lives
+ * in a hashed subdirectory (see store/state.ts).
+ */
 export function stateDir(env: Env): string {
+  const explicit = zeroEnv(env, "STATE_DIR");
+  if (explicit !== undefined) {
+    if (!isAbsolute(explicit)) throw new ConfigError(`ZERO_CLI_STATE_DIR must be an absolute path, got "${explicit}"`);
+    return explicit;
+  }
   return join(xdgBase(env, "XDG_STATE_HOME", [".local", "state"]), APP_DIR);
 }
 

@@ -191,6 +191,8 @@ const limitsSchema = z.strictObject({
   maxChildrenPerRun: nonNegInt.optional(),
   runTimeoutMs: posInt.optional(),
   toolTimeoutMs: posInt.optional(),
+  // Not in the original spec: how long a model stream may stay silent (no first token, or a gap) before it is abandoned and retried.
+  streamIdleTimeoutMs: posInt.optional(),
   maxAttachmentBytes: posInt.optional(),
   maxCampaignTokens: posInt.optional(),
   maxCostUsd: z.number().positive().optional(),

@@ -20,12 +20,12 @@ function sandbox() {
 }
 
 describe("workspace trust", () => {
-  test("trusting /a trusts /a and below, not /b or /ab", () => {
+  test("trusting /a trusts exactly /a: not below it, not /b or /ab", () => {
     const { root, env } = sandbox();
     expect(isWorkspaceTrusted(join(root, "a"), env)).toBe(false);
     expect(trustWorkspace(join(root, "a"), env)).toBe(join(root, "a"));
     expect(isWorkspaceTrusted(join(root, "a"), env)).toBe(true);
-    expect(isWorkspaceTrusted(join(root, "a", "sub"), env)).toBe(true);
+    expect(isWorkspaceTrusted(join(root, "a", "sub"), env)).toBe(false);
     expect(isWorkspaceTrusted(join(root, "b"), env)).toBe(false);
     expect(isWorkspaceTrusted(join(root, "ab"), env)).toBe(false);
     expect(isWorkspaceTrusted(root, env)).toBe(false);

@@ -1,8 +1,8 @@
-import { chmodSync, closeSync, fchmodSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import { chmodSync, closeSync, fchmodSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import * as z from "zod";
 import type { Env } from "../util/env.ts";
-import { canonicalPath, isWithin } from "../util/paths.ts";
+import { canonicalPath } from "../util/paths.ts";
 import { ConfigError } from "./errors.ts";
 import { configDir } from "./paths.ts";
 
@@ -43,12 +43,36 @@ function corrupt(file: string, why: string): ConfigError {
   return new ConfigError(`corrupt trust file (${why}); fix or delete it, then run "zero trust" again`, { file });
 }
 
-/** True when the canonical workspace is a trusted path or lies inside one. */
+/**
+ * True when exactly this canonical directory was trusted. Trust does not flow
+ * to subdirectories: trusting a shared parent (say /tmp) must never vouch for a
+ * repository someone else cloned or planted below it.
+ */
 export function isWorkspaceTrusted(workspace: string, env: Env): boolean {
   const recorded = readTrustedWorkspaces(env);
   if (recorded.length === 0) return false;
   const canonical = canonicalPath(workspace);
-  return recorded.some((trusted) => isWithin(trusted, canonical));
+  return recorded.includes(canonical);
+}
+
+/**
+ * Why a directory (or a config file in it) cannot be trusted whatever the
+ * record says: anyone else could have written it. Undefined when it is safe:
+ * owned by the user (or root) and not writable by others.
+ */
+export function unsafeOwnership(paths: string[]): string | undefined {
+  const uid = process.getuid?.();
+  for (const path of paths) {
+    let info;
+    try {
+      info = statSync(path);
+    } catch {
+      continue;
+    }
+    if ((info.mode & 0o002) !== 0) return `${path} is writable by every user`;
+    if (uid !== undefined && info.uid !== uid && info.uid !== 0) return `${path} belongs to another user (uid ${info.uid})`;
+  }
+  return undefined;
 }
 
 /** Records the canonical workspace path (once) and returns it. */

@@ -15,7 +15,12 @@ export function parseJsonc(file: string, text: string): unknown {
   if (first === undefined) return value;
   if (stripComments(source).trim() === "") return {};
   const where = lineColumnAt(source, first.offset);
-  throw new ConfigError(describeSyntaxError(first.error), { file, ...where });
+  // A syntax error at the very end means something was left open.
+  const problem =
+    first.offset >= source.trimEnd().length
+      ? "invalid JSONC: unexpected end of file (a closing } or ] is missing)"
+      : describeSyntaxError(first.error);
+  throw new ConfigError(problem, { file, ...where });
 }
 
 /** Validates one parsed file; every problem found is reported with its file, line and column. */
@@ -27,10 +32,13 @@ export function validateConfigFile(file: string, text: string, value: unknown): 
   const found: FoundProblem[] = [];
   collectProblems(result.error.issues, [], found);
   const locate = createLocator(withoutBom(text));
-  const errors = found.map((problem) => {
-    const where = locate(problem.path, problem.pointAtKey ? "key" : "value");
-    return new ConfigError(problem.message, { file, ...where, keyPath: formatKeyPath(problem.path) });
-  });
+  const errors = found
+    .map((problem) => {
+      const where = locate(problem.path, problem.pointAtKey ? "key" : "value");
+      return new ConfigError(problem.message, { file, ...where, keyPath: formatKeyPath(problem.path) });
+    })
+    // Report in file order, as a reader scans the file.
+    .sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0));
   const [first, ...rest] = errors;
   if (first === undefined) throw new ConfigError("invalid configuration", { file });
   const more = rest.slice(0, MAX_REPORTED_PROBLEMS - 1).map((error) => error.message);

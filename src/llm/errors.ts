@@ -1,4 +1,4 @@
-import { APICallError, RetryError } from "ai";
+import { APICallError } from "ai";
 import type { ProviderErrorCategory } from "../protocol/events.ts";
 
 /** A provider failure as data: what the loop reports instead of throwing. */
@@ -8,6 +8,8 @@ export type ProviderFailure = {
   statusCode: number | null;
   retryAfterMs: number | null;
   retryable: boolean;
+  /** The endpoint that failed, when known (never carries credentials: zero sends keys in headers). */
+  url: string | null;
 };
 
 const CONTEXT_OVERFLOW = /context[_ ]length|context window|maximum context|too many tokens|prompt is too long|input is too long|max_tokens.*exceed/i;
@@ -48,19 +50,21 @@ function providerDetail(error: APICallError): string {
 function fromApiCallError(error: APICallError): ProviderFailure {
   const status = error.statusCode ?? null;
   const detail = providerDetail(error);
-  const base = { statusCode: status, retryAfterMs: retryAfter(error.responseHeaders), message: detail };
+  const base = { statusCode: status, retryAfterMs: retryAfter(error.responseHeaders), message: detail, url: error.url ?? null };
   if (status === 401 || status === 403) {
     return { ...base, category: "auth", retryable: false, message: `authentication failed (HTTP ${status}): ${detail}` };
   }
   if (status === 429) {
-    const wait = base.retryAfterMs === null ? "" : ` (retry after ${Math.ceil(base.retryAfterMs / 1000)}s)`;
+    const wait = base.retryAfterMs === null || base.retryAfterMs < 1000 ? "" : ` (retry after ${Math.ceil(base.retryAfterMs / 1000)}s)`;
     return { ...base, category: "rate_limit", retryable: true, message: `rate limited (HTTP 429)${wait}: ${detail}` };
   }
   if (status !== null && status >= 500) {
     return { ...base, category: "unavailable", retryable: true, message: `provider unavailable (HTTP ${status}): ${detail}` };
   }
   if (status === null) {
-    return { ...base, category: "unavailable", retryable: true, message: `provider unreachable: ${detail}` };
+    const cause = error.cause instanceof Error ? error.cause.message : detail;
+    const where = error.url ? ` at ${error.url}` : "";
+    return { ...base, category: "unavailable", retryable: true, message: `provider unreachable${where}: ${oneLine(cause)}` };
   }
   if ((status === 400 || status === 413) && CONTEXT_OVERFLOW.test(detail)) {
     return { ...base, category: "context_overflow", retryable: false, message: `context window exceeded (HTTP ${status}): ${detail}` };
@@ -70,19 +74,18 @@ function fromApiCallError(error: APICallError): ProviderFailure {
 
 const NETWORK = /ECONNREFUSED|ECONNRESET|ConnectionRefused|ConnectionClosed|socket|network|terminated|fetch failed|Unable to connect/i;
 
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, " ").trim().slice(0, 300);
+}
+
 /** Classifies anything the AI SDK threw or streamed as an error part. */
 export function classifyProviderError(error: unknown): ProviderFailure {
-  if (RetryError.isInstance(error)) {
-    const last = error.lastError ?? error.errors.at(-1);
-    const failure = classifyProviderError(last);
-    return { ...failure, message: `${failure.message} (after ${error.errors.length} attempts)` };
-  }
   if (APICallError.isInstance(error)) return fromApiCallError(error);
   const message = error instanceof Error ? error.message : String(error);
   const cause = error instanceof Error && error.cause instanceof Error ? ` (${error.cause.message})` : "";
-  const oneLine = `${message}${cause}`.replace(/\s+/g, " ").trim().slice(0, 300);
-  if (NETWORK.test(oneLine)) {
-    return { category: "unavailable", message: `provider connection failed: ${oneLine}`, statusCode: null, retryAfterMs: null, retryable: true };
+  const text = oneLine(`${message}${cause}`);
+  if (NETWORK.test(text)) {
+    return { category: "unavailable", message: `provider connection failed: ${text}`, statusCode: null, retryAfterMs: null, retryable: true, url: null };
   }
-  return { category: "bad_response", message: `invalid provider response: ${oneLine}`, statusCode: null, retryAfterMs: null, retryable: false };
+  return { category: "bad_response", message: `invalid provider response: ${text}`, statusCode: null, retryAfterMs: null, retryable: false, url: null };
 }

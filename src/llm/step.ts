@@ -3,6 +3,7 @@ import type { ModelSettings, ReasoningEffort, ResolvedModel, Speed } from "../co
 import type { ModelMessage } from "../protocol/messages.ts";
 import { emptyUsage, type Usage } from "../protocol/events.ts";
 import type { Env } from "../util/env.ts";
+import { errorMessage } from "../util/errors.ts";
 import { classifyProviderError, type ProviderFailure } from "./errors.ts";
 import { callOptions, createLanguageModel, validateModelOptions } from "./providers.ts";
 
@@ -20,13 +21,42 @@ export type StepToolCall = {
   invalid?: string;
 };
 
+export type RetryNotice = { attempt: number; maxAttempts: number; delayMs: number; failure: ProviderFailure };
+
 export type StepRequest = {
   instructions: string;
   messages: ModelMessage[];
   signal: AbortSignal;
   onText(delta: string): void;
   onReasoning(delta: string): void;
+  /** Told before a failed request is retried (only when nothing of it was streamed yet). */
+  onRetry?(notice: RetryNotice): void;
 };
+
+/** Attempts per model step: the first request and two retries. */
+export const MAX_ATTEMPTS = 3;
+const BACKOFF_MS = [2000, 4000];
+const MAX_HONORED_RETRY_AFTER_MS = 60_000;
+
+/** The provider's retry-after when it is sane, else exponential backoff. */
+export function retryDelay(failure: ProviderFailure, attempt: number): number {
+  const asked = failure.retryAfterMs;
+  if (asked !== null && asked >= 0 && asked <= MAX_HONORED_RETRY_AFTER_MS) return asked;
+  return BACKOFF_MS[Math.min(attempt - 1, BACKOFF_MS.length - 1)]!;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
 
 export type StepOutcome =
   | {
@@ -65,10 +95,6 @@ function toUsage(usage: {
   };
 }
 
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 /**
  * Prepares a model for a run: validates options, resolves the key (a missing
  * key fails here, before any request) and builds the tool declarations once.
@@ -80,6 +106,8 @@ export async function createModelRunner(options: {
   tools: ToolSpec[];
   reasoningEffort?: ReasoningEffort;
   speed?: Speed;
+  /** Abandon (and retry) a stream that sends nothing for this long: no first token, or a gap. */
+  streamIdleTimeoutMs?: number;
 }): Promise<ModelRunner> {
   const { model } = options;
   const effort = options.reasoningEffort ?? model.reasoningEffort;
@@ -93,15 +121,39 @@ export async function createModelRunner(options: {
     toolSet[spec.name] = tool({ description: spec.description, inputSchema: jsonSchema(spec.inputSchema) });
   }
   const hasTools = options.tools.length > 0;
+  const idleMs = options.streamIdleTimeoutMs;
+  const idleFailure = (): ProviderFailure => ({
+    category: "unavailable",
+    message: `the provider sent nothing for ${(idleMs ?? 0) / 1000} s (limits.streamIdleTimeoutMs)`,
+    statusCode: null,
+    retryAfterMs: null,
+    retryable: true,
+    url: null,
+  });
 
-  async function step(request: StepRequest): Promise<StepOutcome> {
+  /** One HTTP attempt; `streamed` is set as soon as anything reached the caller. */
+  async function attempt(request: StepRequest, progress: { streamed: boolean }): Promise<StepOutcome> {
     let streamError: unknown;
+    // Our own idle watchdog: re-armed by every chunk the provider sends (raw SSE
+    // events included, so keep-alives and hidden-reasoning progress count), and
+    // also covering the wait for the response headers.
+    const idle = new AbortController();
+    let idleTimer: ReturnType<typeof setTimeout> | undefined;
+    const arm = () => {
+      if (idleMs === undefined) return;
+      clearTimeout(idleTimer);
+      idleTimer = setTimeout(() => idle.abort(), idleMs);
+    };
+    arm();
     const result = streamText({
       model: languageModel,
       instructions: request.instructions,
       messages: request.messages as SdkMessage[],
       tools: hasTools ? toolSet : undefined,
-      abortSignal: request.signal,
+      abortSignal: idleMs === undefined ? request.signal : AbortSignal.any([request.signal, idle.signal]),
+      include: { rawChunks: idleMs !== undefined },
+      // Retries are ours (see step below), so they are visible as events and never repeat streamed output.
+      maxRetries: 0,
       ...settings,
       ...(reasoning ? { reasoning } : {}),
       ...(Object.keys(providerOptions).length > 0 ? { providerOptions } : {}),
@@ -113,24 +165,31 @@ export async function createModelRunner(options: {
     const toolCalls: StepToolCall[] = [];
     let usage = emptyUsage();
     let finishReason = "unknown";
+    let abortedStream = false;
     try {
       for await (const part of result.stream) {
+        arm();
         switch (part.type) {
           case "text-delta":
             if (part.text) {
               text += part.text;
+              progress.streamed = true;
               request.onText(part.text);
             }
             break;
           case "reasoning-delta":
-            if (part.text) request.onReasoning(part.text);
+            if (part.text) {
+              progress.streamed = true;
+              request.onReasoning(part.text);
+            }
             break;
           case "tool-call":
+            progress.streamed = true;
             toolCalls.push({
               callId: part.toolCallId,
               tool: part.toolName,
               input: part.input,
-              ...("invalid" in part && part.invalid ? { invalid: errorText(part.error) } : {}),
+              ...("invalid" in part && part.invalid ? { invalid: errorMessage(part.error) } : {}),
             });
             break;
           case "finish-step":
@@ -140,16 +199,41 @@ export async function createModelRunner(options: {
           case "error":
             streamError ??= part.error;
             break;
+          case "abort":
+            abortedStream = true;
+            break;
           default:
             break;
         }
       }
       if (streamError !== undefined) throw streamError;
+      // An abort that is not ours is the SDK's idle timer firing.
+      if ((abortedStream || idle.signal.aborted) && !request.signal.aborted) return { ok: false, aborted: false, failure: idleFailure() };
       const responseMessages = (await result.responseMessages) as ModelMessage[];
       return { ok: true, text, toolCalls, responseMessages, usage, finishReason };
     } catch (error) {
       const failure = streamError ?? error;
-      return { ok: false, aborted: request.signal.aborted, failure: classifyProviderError(failure) };
+      if (request.signal.aborted) return { ok: false, aborted: true, failure: classifyProviderError(failure) };
+      if (idle.signal.aborted) return { ok: false, aborted: false, failure: idleFailure() };
+      return { ok: false, aborted: false, failure: classifyProviderError(failure) };
+    } finally {
+      clearTimeout(idleTimer);
+    }
+  }
+
+  async function step(request: StepRequest): Promise<StepOutcome> {
+    for (let number = 1; ; number++) {
+      const progress = { streamed: false };
+      const outcome = await attempt(request, progress);
+      if (outcome.ok || outcome.aborted) return outcome;
+      const { failure } = outcome;
+      if (!failure.retryable || progress.streamed || number >= MAX_ATTEMPTS) {
+        return number > 1 ? { ...outcome, failure: { ...failure, message: `${failure.message} (after ${number} attempts)` } } : outcome;
+      }
+      const delayMs = retryDelay(failure, number);
+      request.onRetry?.({ attempt: number + 1, maxAttempts: MAX_ATTEMPTS, delayMs, failure });
+      await sleep(delayMs, request.signal);
+      if (request.signal.aborted) return { ok: false, aborted: true, failure };
     }
   }
 

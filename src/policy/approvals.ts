@@ -6,7 +6,7 @@ export type ApprovalAnswer = "once" | "always" | "deny";
 /** An interactive surface that can ask the user. Headless surfaces have none. */
 export type ApprovalResponder = (request: ApprovalRequest, signal: AbortSignal) => Promise<ApprovalAnswer>;
 
-export type ApprovalResult = { allowed: boolean; source: "once" | "always" | "session" | "no-responder"; reason: string };
+export type ApprovalResult = { allowed: boolean; source: "once" | "always" | "session" | "no-responder" | "failed"; reason: string };
 
 /**
  * Answers approval requests for one session. "Always" is remembered per tool,
@@ -35,7 +35,7 @@ export function createApprovalBroker(responder: ApprovalResponder | undefined) {
         answer = await responder(request, signal);
       } catch {
         // A responder that gives up (closed UI, cancelled run) is a denial, never a crash.
-        return { allowed: false, source: "once", reason: signal.aborted ? "the run was cancelled while asking" : "the approval request failed" };
+        return { allowed: false, source: "failed", reason: signal.aborted ? "the run was cancelled while asking" : "the approval request failed" };
       }
       if (answer === "always") always.add(key(request));
       if (answer === "deny") return { allowed: false, source: "once", reason: "denied by the user" };

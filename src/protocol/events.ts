@@ -106,6 +106,7 @@ export const runStartedSchema = z.object({
   budgets: z.object({
     maxSteps: z.number().int().positive(),
     maxToolCalls: z.number().int().nonnegative(),
+    toolTimeoutMs: z.number().int().positive(),
     maxTokens: z.number().int().positive().nullable(),
     timeoutMs: z.number().int().positive(),
     deadline: z.iso.datetime(),
@@ -156,8 +157,8 @@ export const permissionDecidedSchema = z.object({
   callId: z.string(),
   tool: z.string(),
   decision: z.enum(["allow", "deny"]),
-  /** `mode`: the permission mode decided without asking; `once`/`always`: a responder answered; `no-responder`: headless. */
-  source: z.enum(["mode", "once", "always", "session", "no-responder"]),
+  /** `mode`: decided by the permission mode; `once`/`always`: a responder answered; `session`: an earlier "always"; `no-responder`: headless; `failed`: asking failed. */
+  source: z.enum(["mode", "once", "always", "session", "no-responder", "failed"]),
   reason: z.string(),
 });
 
@@ -206,6 +207,21 @@ export const stepCompletedSchema = z.object({
   toolCalls: z.number().int().nonnegative(),
 });
 
+export const providerRetrySchema = z.object({
+  ...base,
+  type: z.literal("provider.retry"),
+  step: z.number().int().positive(),
+  /** The attempt about to be made (2 = the first retry). */
+  attempt: z.number().int().min(2),
+  maxAttempts: z.number().int().min(2),
+  delayMs: z.number().nonnegative(),
+  error: z.object({
+    category: providerErrorCategorySchema,
+    message: z.string(),
+    statusCode: z.number().int().nullable(),
+  }),
+});
+
 export const runFailedSchema = z.object({
   ...base,
   type: z.literal("run.failed"),
@@ -247,6 +263,7 @@ export const runtimeEventSchema = z.discriminatedUnion("type", [
   guardTriggeredSchema,
   usageUpdatedSchema,
   stepCompletedSchema,
+  providerRetrySchema,
   runFailedSchema,
   runCompletedSchema,
 ]);

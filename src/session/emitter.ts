@@ -17,7 +17,15 @@ export function createEmitter(runId: string, listeners: EventListener[]) {
       runId,
       ...body,
     } as RuntimeEvent;
-    for (const listener of listeners) listener(event);
+    for (const listener of listeners) {
+      // A failing listener (a closed pipe, a bug in a surface) must not break the
+      // run or the event contract: the other listeners still get every event.
+      try {
+        listener(event);
+      } catch {
+        // reported by the surface that owns the listener, if it can
+      }
+    }
     return event;
   };
 }

@@ -7,7 +7,8 @@ import type {
   Speed,
   WorkDepth,
 } from "../config/schema.ts";
-import { stateDir } from "../config/paths.ts";
+import { DEFAULT_MAX_STEPS, EMERGENCY_TOOL_CALLS } from "../config/defaults.ts";
+import { configDir, stateDir } from "../config/paths.ts";
 import { createModelRunner, type ModelRunner } from "../llm/step.ts";
 import { exitCodeFor, type RuntimeEvent, type StopReason } from "../protocol/events.ts";
 import { newRunId, newSessionId } from "../protocol/ids.ts";
@@ -23,6 +24,7 @@ import type { Env } from "../util/env.ts";
 import { UsageError, errorMessage } from "../util/errors.ts";
 import { setSafeTimeout } from "../util/timers.ts";
 import { createEmitter, type EventListener } from "./emitter.ts";
+import { readPromptTexts } from "./prompt-inputs.ts";
 
 export type Surface = "cli" | "tui" | "acp" | "host" | "exec";
 
@@ -89,7 +91,7 @@ function pickTools(agent: AgentProfile): Map<string, Tool> {
     const tool = registry.get(name);
     if (tool) tools.set(name, tool);
     else if (!(CORE_TOOL_NAMES as readonly string[]).includes(name)) {
-      throw new UsageError(`agents.${agent.name}.tools: unknown tool '${name}' (available: ${[...registry.keys()].join(", ")})`);
+      throw new UsageError(`agents.${agent.name}.tools: unknown tool '${name}' (known tools: ${CORE_TOOL_NAMES.join(", ")})`);
     }
     // Core tools that this build does not provide yet are simply not offered.
   }
@@ -110,29 +112,30 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
   const roots: Roots = createRoots({
     workspace: request.workspace,
     extraDirs: request.extraDirs ?? [],
-    privateDirs: [stateDir(request.env)],
+    // zero's own state and configuration (trust records!) are never tool-reachable.
+    privateDirs: [stateDir(request.env), configDir(request.env)],
   });
   const runner: ModelRunner = await createModelRunner({
     model,
     env: request.env,
     tools: [...tools.values()].map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
+    streamIdleTimeoutMs: config.limits.streamIdleTimeoutMs,
     ...(overrides.reasoningEffort ? { reasoningEffort: overrides.reasoningEffort } : {}),
     ...(overrides.speed ? { speed: overrides.speed } : {}),
   });
   const now = new Date();
-  let instructions: string;
-  try {
-    instructions = assembleSystemPrompt(agent, {
+  const instructions = assembleSystemPrompt(
+    agent,
+    {
       workspace: roots.workspace,
       roots: roots.roots.map((r) => r.path),
       permissionMode,
       model: `${model.type}/${model.model}`,
       now,
       platform: process.platform,
-    });
-  } catch (error) {
-    throw new UsageError(`agents.${agent.name}: cannot read its prompt: ${errorMessage(error)}`);
-  }
+    },
+    readPromptTexts(agent, roots),
+  );
 
   const runId = newRunId(now);
   const sessionId = request.sessionId ?? newSessionId(now);
@@ -149,30 +152,30 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
       controller.abort();
     }, timeoutMs);
     const limits = {
-      maxSteps: agent.maxSteps ?? 100,
-      maxToolCalls: agent.maxToolCalls ?? 500,
+      maxSteps: agent.maxSteps ?? DEFAULT_MAX_STEPS,
+      maxToolCalls: agent.maxToolCalls ?? EMERGENCY_TOOL_CALLS,
       toolTimeoutMs: config.limits.toolTimeoutMs,
     };
-    emit({
-      type: "run.started",
-      sessionId,
-      rootRunId: runId,
-      parentRunId: null,
-      surface: request.surface,
-      task: request.task,
-      agent: agent.name,
-      model: runner.identity,
-      cwd: roots.workspace,
-      roots: roots.roots.map((r) => r.path),
-      permissionMode,
-      workDepth: overrides.depth ?? config.workDepth,
-      depth: 0,
-      reasoningEffort: overrides.reasoningEffort ?? model.reasoningEffort ?? null,
-      speed: overrides.speed ?? model.speed ?? null,
-      budgets: { ...limits, maxTokens: agent.maxTokens ?? null, timeoutMs, deadline: deadline.toISOString() },
-    });
     const history = [...(request.history ?? []), userMessage(request.task)];
     try {
+      emit({
+        type: "run.started",
+        sessionId,
+        rootRunId: runId,
+        parentRunId: null,
+        surface: request.surface,
+        task: request.task,
+        agent: agent.name,
+        model: runner.identity,
+        cwd: roots.workspace,
+        roots: roots.roots.map((r) => r.path),
+        permissionMode,
+        workDepth: overrides.depth ?? config.workDepth,
+        depth: 0,
+        reasoningEffort: overrides.reasoningEffort ?? model.reasoningEffort ?? null,
+        speed: overrides.speed ?? model.speed ?? null,
+        budgets: { ...limits, maxTokens: agent.maxTokens ?? null, timeoutMs, deadline: deadline.toISOString() },
+      });
       const result = await runLoop({
         agent: agent.name,
         runner,

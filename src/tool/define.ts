@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Operation, Risk } from "../protocol/events.ts";
 import type { Roots } from "../security/roots.ts";
+import { errorMessage } from "../util/errors.ts";
 import { setSafeTimeout } from "../util/timers.ts";
 
 /** What a tool may use while it runs; everything it touches comes through here. */
@@ -84,7 +85,7 @@ export function defineTool<Schema extends z.ZodType>(definition: ToolDefinition<
       try {
         return { ok: true, input: parsed.data, classification: definition.classify(parsed.data) };
       } catch (error) {
-        return { ok: false, error: error instanceof Error ? error.message : String(error) };
+        return { ok: false, error: errorMessage(error) };
       }
     },
     async run(input, ctx) {
@@ -106,8 +107,7 @@ export function defineTool<Schema extends z.ZodType>(definition: ToolDefinition<
         if (timeout.signal.aborted) {
           return { status: "failed", output: `${definition.name} timed out after ${ctx.timeoutMs} ms and was stopped`, truncated: false };
         }
-        const message = error instanceof Error ? error.message : String(error);
-        return { status: "failed", ...boundOutput(message) };
+        return { status: "failed", ...boundOutput(errorMessage(error)) };
       } finally {
         clearTimeout(timer);
       }

@@ -153,18 +153,32 @@ describe("read: files", () => {
     expect(message).toContain("does not exist");
   });
 
-  test("a file larger than the read bound is read from its start and says so", async () => {
+  test("every line of a large file is reachable by offset, with bounded memory", async () => {
     const big = join(ws, "big.txt");
-    const line = `${"y".repeat(99)}\n`;
-    writeFileSync(big, line.repeat(90_000)); // 9,000,000 bytes > 8 MiB
+    writeFileSync(big, Array.from({ length: 200_000 }, (_, i) => `line ${i + 1} ${"y".repeat(90)}`).join("\n")); // ~19 MB
     try {
-      const result = await read({ path: "big.txt", limit: 2 });
-      const output = expectCompleted(result);
-      expect(numberedLines(output)).toEqual([`1\t${"y".repeat(99)}`, `2\t${"y".repeat(99)}`]);
-      expect(output).toContain("9000000");
-      expect(result.truncated).toBe(true);
+      const head = await read({ path: "big.txt", limit: 2 });
+      expect(numberedLines(expectCompleted(head))).toHaveLength(2);
+      expect(head.output).toMatch(/of a \d+-byte file; use offset=3 to continue/);
+      expect(head.truncated).toBe(true);
+      const tail = await read({ path: "big.txt", offset: 199_999 });
+      expect(numberedLines(expectCompleted(tail)).map((l) => l.split(" ")[0])).toEqual(["199999\tline", "200000\tline"]);
+      expect(tail.truncated).toBe(false);
+      const past = expectFailed(await read({ path: "big.txt", offset: 200_001 }));
+      expect(past).toContain("has 200000 lines");
     } finally {
       rmSync(big);
+    }
+  });
+
+  test("a FIFO is refused at once instead of blocking", async () => {
+    const fifo = join(ws, "pipe");
+    Bun.spawnSync(["mkfifo", fifo]);
+    try {
+      const message = expectFailed(await read({ path: "pipe" }));
+      expect(message).toContain("not a regular file");
+    } finally {
+      rmSync(fifo);
     }
   });
 

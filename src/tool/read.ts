@@ -1,15 +1,34 @@
-import { lstat, open, readdir, stat } from "node:fs/promises";
+import { readdirSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
+import { openChecked, type OpenedPath } from "../security/files.ts";
 import { displayPath, resolveInRoots } from "../security/roots.ts";
 import { defineTool } from "./define.ts";
 
 const DEFAULT_LINE_LIMIT = 2000;
 const MAX_LINE_CHARS = 2000;
-const MAX_TEXT_BYTES = 8 * 1024 * 1024;
 const MAX_LIST_ENTRIES = 500;
 /** Stay under the contract's output bound so a read is never cut in the middle. */
 const MAX_READ_CHARS = 50_000;
+const CHUNK_BYTES = 1024 * 1024;
+/** Files up to this size get an exact line count in the continuation note. */
+const COUNT_LINES_UP_TO_BYTES = 16 * 1024 * 1024;
+
+/** Number of lines in the file (a last line without a newline counts). */
+function countLines(fd: number, size: number): number {
+  const buffer = new Uint8Array(CHUNK_BYTES);
+  let lines = 0;
+  let position = 0;
+  let last = 10;
+  while (position < size) {
+    const read = readSync(fd, buffer, 0, buffer.length, position);
+    if (read === 0) break;
+    for (let i = 0; i < read; i++) if (buffer[i] === 10) lines += 1;
+    last = buffer[read - 1] ?? 10;
+    position += read;
+  }
+  return last === 10 ? lines : lines + 1;
+}
 
 const input = z
   .object({
@@ -19,15 +38,27 @@ const input = z
   })
   .strict();
 
-async function listDirectory(path: string, shown: string): Promise<{ output: string; truncated: boolean }> {
-  const entries = await readdir(path, { withFileTypes: true });
+function listDirectory(opened: OpenedPath, path: string, shown: string): { output: string; truncated: boolean } {
+  // Through the descriptor (Linux: its /proc link), so a directory swapped after the check is not listed.
+  const handle = `/proc/self/fd/${opened.fd}`;
+  let entries;
+  try {
+    entries = readdirSync(handle, { withFileTypes: true });
+  } catch {
+    entries = readdirSync(path, { withFileTypes: true });
+  }
   entries.sort((a, b) => a.name.localeCompare(b.name));
   const lines: string[] = [];
   for (const entry of entries.slice(0, MAX_LIST_ENTRIES)) {
     if (entry.isSymbolicLink()) lines.push(`${entry.name} -> (symlink)`);
     else if (entry.isDirectory()) lines.push(`${entry.name}/`);
     else {
-      const size = await stat(join(path, entry.name)).then((s) => s.size, () => 0);
+      let size = 0;
+      try {
+        size = statSync(join(path, entry.name)).size;
+      } catch {
+        // vanished meanwhile
+      }
       lines.push(`${entry.name} (${size} bytes)`);
     }
   }
@@ -36,27 +67,63 @@ async function listDirectory(path: string, shown: string): Promise<{ output: str
   return { output: [header, ...lines, ...(more > 0 ? [`… ${more} more entries not shown`] : [])].join("\n"), truncated: more > 0 };
 }
 
-/** Reads up to MAX_TEXT_BYTES; larger files are read from their start only. */
-async function readHead(path: string, size: number): Promise<{ bytes: Uint8Array; partial: boolean }> {
-  const handle = await open(path, "r");
-  try {
-    const length = Math.min(size, MAX_TEXT_BYTES);
-    const bytes = new Uint8Array(length);
-    let offset = 0;
-    while (offset < length) {
-      const { bytesRead } = await handle.read(bytes, offset, length - offset, offset);
-      if (bytesRead === 0) break;
-      offset += bytesRead;
-    }
-    return { bytes: bytes.subarray(0, offset), partial: size > length };
-  } finally {
-    await handle.close();
-  }
-}
+type LineWindow = { lines: string[]; clipped: boolean; reachedEnd: boolean; totalLines: number; binary: boolean };
 
-function looksBinary(bytes: Uint8Array): boolean {
-  const sample = bytes.subarray(0, 8192);
-  return sample.includes(0);
+/**
+ * Streams the file through its descriptor, skipping to `first` and collecting
+ * up to `count` lines within the character budget; memory stays bounded by the
+ * window, whatever the file's size.
+ */
+function readLines(fd: number, first: number, count: number): LineWindow {
+  const decoder = new TextDecoder();
+  const buffer = new Uint8Array(CHUNK_BYTES);
+  const lines: string[] = [];
+  let clipped = false;
+  let chars = 0;
+  let lineNumber = 0;
+  let pending = "";
+  let position = 0;
+  let done = false;
+
+  const take = (line: string): boolean => {
+    lineNumber += 1;
+    if (lineNumber < first) return true;
+    if (lines.length >= count) return false;
+    const text = line.endsWith("\r") ? line.slice(0, -1) : line;
+    if (text.length > MAX_LINE_CHARS) clipped = true;
+    const shown = text.length > MAX_LINE_CHARS ? `${text.slice(0, MAX_LINE_CHARS)} … [line clipped]` : text;
+    const numbered = `${lineNumber}\t${shown}`;
+    if (lines.length > 0 && chars + numbered.length > MAX_READ_CHARS) return false;
+    chars += numbered.length + 1;
+    lines.push(numbered);
+    return true;
+  };
+
+  while (!done) {
+    const read = readSync(fd, buffer, 0, buffer.length, position);
+    if (position === 0 && buffer.subarray(0, Math.min(read, 8192)).includes(0)) {
+      return { lines: [], clipped: false, reachedEnd: false, totalLines: 0, binary: true };
+    }
+    if (read === 0) break;
+    position += read;
+    pending += decoder.decode(buffer.subarray(0, read), { stream: true });
+    let start = 0;
+    for (let newline = pending.indexOf("\n"); newline !== -1; newline = pending.indexOf("\n", start)) {
+      if (!take(pending.slice(start, newline))) {
+        lineNumber -= 1; // that line was not shown: the file goes on from it
+        done = true;
+        break;
+      }
+      start = newline + 1;
+    }
+    pending = done ? "" : pending.slice(start);
+  }
+  const rest = pending + decoder.decode();
+  if (!done && rest !== "" && !take(rest)) {
+    lineNumber -= 1;
+    done = true;
+  }
+  return { lines, clipped, reachedEnd: !done, totalLines: lineNumber, binary: false };
 }
 
 export const readTool = defineTool({
@@ -70,37 +137,29 @@ export const readTool = defineTool({
     if (!checked.ok) throw new Error(checked.error);
     const target = checked.value.path;
     const shown = displayPath(ctx.roots, target);
-    const info = await lstat(target).catch(() => undefined);
-    if (!info) throw new Error(`${shown} does not exist`);
-    const real = info.isSymbolicLink() ? await stat(target) : info;
-    if (real.isDirectory()) return listDirectory(target, shown);
-    if (!real.isFile()) throw new Error(`${shown} is not a regular file`);
+    const opened = openChecked(target);
+    try {
+      const { stat } = opened;
+      if (stat.isDirectory()) return listDirectory(opened, target, shown);
+      if (!stat.isFile()) throw new Error(`${shown} is not a regular file (a device, FIFO or socket is never read)`);
+      if (stat.size === 0) return { output: `${shown} is empty` };
 
-    const { bytes, partial } = await readHead(target, real.size);
-    if (looksBinary(bytes)) return { output: `${shown} is a binary file (${real.size} bytes); its content is not shown as text` };
-    const lines = new TextDecoder().decode(bytes).split("\n");
-    if (lines.at(-1) === "") lines.pop();
-    const first = offset ?? 1;
-    const count = limit ?? DEFAULT_LINE_LIMIT;
-    if (first > lines.length && lines.length > 0) throw new Error(`${shown} has ${lines.length} lines; offset ${first} is past the end`);
-    const slice = lines.slice(first - 1, first - 1 + count);
-    let clipped = false;
-    let chars = 0;
-    const numbered: string[] = [];
-    for (const [index, line] of slice.entries()) {
-      const text = line.endsWith("\r") ? line.slice(0, -1) : line;
-      if (text.length > MAX_LINE_CHARS) clipped = true;
-      const shownText = text.length > MAX_LINE_CHARS ? `${text.slice(0, MAX_LINE_CHARS)} … [line clipped]` : text;
-      const numberedLine = `${first + index}\t${shownText}`;
-      if (numbered.length > 0 && chars + numberedLine.length > MAX_READ_CHARS) break;
-      chars += numberedLine.length + 1;
-      numbered.push(numberedLine);
+      const first = offset ?? 1;
+      const window = readLines(opened.fd, first, limit ?? DEFAULT_LINE_LIMIT);
+      if (window.binary) return { output: `${shown} is a binary file (${stat.size} bytes); its content is not shown as text` };
+      if (window.lines.length === 0) {
+        throw new Error(`${shown} has ${window.totalLines} lines; offset ${first} is past the end`);
+      }
+      const last = first + window.lines.length - 1;
+      const notes: string[] = [];
+      if (!window.reachedEnd) {
+        const total = stat.size <= COUNT_LINES_UP_TO_BYTES ? `${countLines(opened.fd, stat.size)} lines` : `a ${stat.size}-byte file`;
+        notes.push(`(lines ${first}-${last} of ${total}; use offset=${last + 1} to continue)`);
+      }
+      const truncated = window.clipped || last < window.totalLines || !window.reachedEnd;
+      return { output: [...window.lines, ...notes].join("\n"), truncated };
+    } finally {
+      opened.close();
     }
-    const last = first + numbered.length - 1;
-    const notes: string[] = [];
-    if (last < lines.length) notes.push(`(lines ${first}-${last} of ${lines.length}; use offset=${last + 1} to continue)`);
-    if (partial) notes.push(`(only the first ${MAX_TEXT_BYTES} bytes of ${real.size} were read)`);
-    if (lines.length === 0) return { output: `${shown} is empty` };
-    return { output: [...numbered, ...notes].join("\n"), truncated: clipped || partial || last < lines.length };
   },
 });

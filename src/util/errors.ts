@@ -4,6 +4,12 @@
  */
 export class UsageError extends Error {
   override readonly name = "UsageError";
+  /** The subcommand the mistake belongs to, for the "zero <command>:" prefix. */
+  readonly command: string | undefined;
+  constructor(message: string, options: { command?: string } = {}) {
+    super(message);
+    this.command = options.command;
+  }
 }
 
 /** Error text for anything thrown, without a stack. */

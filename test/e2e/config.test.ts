@@ -179,9 +179,40 @@ test("a project file found walking upward applies only when its own directory is
   const before = await runZero(["agents", "--cwd", sub], { sandbox });
   expect(before.stdout).not.toContain("parent project agent");
   expect(before.stderr).toContain(`ignoring untrusted project config ${join(sandbox.workspace, "zero-cli.jsonc")}`);
-  // `zero trust` from the subdirectory trusts the directory that holds the project config.
-  const trust = await runZero(["trust", "--cwd", sub], { sandbox });
-  expect(trust.stdout).toContain(`trusted ${sandbox.workspace} (it holds the project config)`);
+  // `zero trust` from the subdirectory does not trust the parent on its own: it names it.
+  const refused = await runZero(["trust", "--cwd", sub], { sandbox });
+  expect(refused.code).toBe(2);
+  expect(refused.stderr).toContain(`zero trust --cwd ${sandbox.workspace}`);
+  expect((await runZero(["agents", "--cwd", sub], { sandbox })).stdout).not.toContain("parent project agent");
+  const trust = await runZero(["trust", "--cwd", sandbox.workspace], { sandbox });
+  expect(trust.stdout).toContain(`trusted ${sandbox.workspace}`);
   const after = await runZero(["agents", "--cwd", sub], { sandbox });
   expect(after.stdout).toContain("parent project agent");
+});
+
+test("trusting a directory never covers other repositories below it", async () => {
+  sandbox.writeProjectConfig({ agents: { x: { model: "default", description: "shared agent" } } });
+  await runZero(["trust"], { sandbox });
+  const planted = join(sandbox.workspace, "someone-elses-repo");
+  mkdirSync(planted);
+  writeFileSync(join(planted, "zero-cli.jsonc"), '{ "agents": { "evil": { "model": "default", "description": "planted agent" } } }');
+  const inside = await runZero(["agents", "--cwd", planted], { sandbox });
+  expect(inside.stdout).not.toContain("planted agent");
+  expect(inside.stderr).toContain(`ignoring untrusted project config ${join(planted, "zero-cli.jsonc")}`);
+});
+
+test("a config that other users can write is never trusted or loaded", async () => {
+  sandbox.writeProjectConfig({ agents: { x: { model: "default", description: "project agent" } } });
+  Bun.spawnSync(["chmod", "o+w", sandbox.workspace]);
+  const refused = await runZero(["trust"], { sandbox });
+  expect(refused.code).toBe(2);
+  expect(refused.stderr).toContain("is writable by every user");
+  // Trusted while safe, then opened up: no longer loaded.
+  Bun.spawnSync(["chmod", "o-w", sandbox.workspace]);
+  expect((await runZero(["trust"], { sandbox })).code).toBe(0);
+  Bun.spawnSync(["chmod", "o+w", join(sandbox.workspace, "zero-cli.jsonc")]);
+  const agents = await runZero(["agents"], { sandbox });
+  expect(agents.stdout).not.toContain("project agent");
+  expect(agents.stderr).toContain("not loading project config");
+  expect(agents.stderr).toContain("is writable by every user");
 });

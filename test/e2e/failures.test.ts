@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from "bun:test";
 import { startFakeProvider, type FakeProvider } from "../support/fake-provider.ts";
-import { fakeConfig, jsonLines, makeSandbox, runZero, spawnZero, type Sandbox } from "../support/cli.ts";
+import { ZERO_BIN, fakeConfig, jsonLines, makeSandbox, runZero, spawnZero, type Sandbox } from "../support/cli.ts";
 
 let fake: FakeProvider;
 let sandbox: Sandbox;
@@ -39,6 +39,12 @@ test("429 is retried as the provider asks, then reported as a rate limit", async
   expect(failed.error.category).toBe("rate_limit");
   expect(failed.error.statusCode).toBe(429);
   expect(failed.error.retryable).toBe(true);
+  expect(failed.error.message).toContain("after 3 attempts");
+  const retries = events.filter((e) => e.type === "provider.retry");
+  expect(retries.map((e) => [e.attempt, e.maxAttempts, e.delayMs, e.error.category])).toEqual([
+    [2, 3, 0, "rate_limit"],
+    [3, 3, 0, "rate_limit"],
+  ]);
   expect(events.at(-1)!).toMatchObject({ type: "run.completed", status: "failed", reason: "provider_error", exitCode: 3 });
 });
 
@@ -47,6 +53,8 @@ test("a 429 that recovers lets the run finish", async () => {
   const result = await runZero(["run", "x"], { sandbox });
   expect(result.code).toBe(0);
   expect(result.stdout).toBe("recovered\n");
+  expect(result.stderr).toContain("rate limited (HTTP 429)");
+  expect(result.stderr).toContain("attempt 2 of 3");
 });
 
 test("500 and 503 are provider-unavailable errors", async () => {
@@ -67,7 +75,8 @@ test("an unreachable provider is exit 3 with a clear message", async () => {
   sandbox.writeUserConfig(fakeConfig(url));
   const result = await runZero(["run", "x"], { sandbox, timeoutMs: 30_000 });
   expect(result.code).toBe(3);
-  expect(result.stderr).toMatch(/provider (connection failed|unreachable)/);
+  expect(result.stderr).toContain(`provider unreachable at ${url}/chat/completions`);
+  expect(result.stderr).toContain("retrying in 2s (attempt 2 of 3)");
 });
 
 test("a dropped connection mid-stream is a provider error", async () => {
@@ -110,4 +119,44 @@ test("SIGINT mid-stream cancels the run with exit 130", async () => {
   const events = jsonLines(done.stdout);
   expect(events.some((e) => e.type === "message.delta" && e.text === "partial ")).toBe(true);
   expect(events.at(-1)!).toMatchObject({ type: "run.completed", status: "cancelled", exitCode: 130 });
+});
+
+test("a silent provider is abandoned after limits.streamIdleTimeoutMs and retried", async () => {
+  sandbox.writeUserConfig(fakeConfig(fake.url, "chat", { limits: { streamIdleTimeoutMs: 400 } }));
+  fake.script([{ kind: "stall" }, { text: "recovered" }]);
+  const recovered = await runZero(["run", "x"], { sandbox });
+  expect(recovered.code).toBe(0);
+  expect(recovered.stdout).toBe("recovered\n");
+  expect(recovered.stderr).toContain("the provider sent nothing for 0.4 s");
+  expect(fake.requests).toHaveLength(2);
+
+  // Once text has streamed, a stall is not retried (it could not be taken back): exit 3.
+  fake.reset();
+  fake.script([{ text: ["partial ", "rest"], stallAfterChunks: 1 }]);
+  const stalled = await runZero(["run", "--json", "x"], { sandbox });
+  expect(stalled.code).toBe(3);
+  expect(fake.requests).toHaveLength(1);
+  const failed = jsonLines(stalled.stdout).find((e) => e.type === "run.failed")!;
+  expect(failed.error.category).toBe("unavailable");
+});
+
+test("a signal before the run starts still exits 130 (no half-started run)", async () => {
+  // `zero run` with no task argument waits on an open stdin: the signal arrives before any run exists.
+  const proc = Bun.spawn([ZERO_BIN, "run", "--json"], { cwd: sandbox.workspace, env: sandbox.env, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+  await Bun.sleep(300);
+  proc.kill("SIGTERM");
+  expect(await proc.exited).toBe(130);
+  expect(await new Response(proc.stdout).text()).toBe("");
+  expect(fake.requests).toHaveLength(0);
+});
+
+test("SIGTERM mid-run cancels like SIGINT", async () => {
+  fake.script([{ text: ["partial ", "answer"], stallAfterChunks: 1 }]);
+  const { proc, result } = spawnZero(["run", "--json", "x"], { sandbox });
+  await fake.waitForRequests(1, 10_000);
+  await Bun.sleep(200);
+  proc.kill("SIGTERM");
+  const done = await result;
+  expect(done.code).toBe(130);
+  expect(jsonLines(done.stdout).at(-1)!).toMatchObject({ type: "run.completed", status: "cancelled" });
 });

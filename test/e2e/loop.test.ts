@@ -47,18 +47,20 @@ test("several calls in one step are all answered, in call order", async () => {
       toolCalls: [
         { name: "read", args: { path: "README.md" }, id: "call_a" },
         { name: "read", args: { path: "src/main.ts" }, id: "call_b" },
-        { name: "read", args: { path: "../outside.txt" }, id: "call_c" },
+        { name: "read", args: { path: "../secret.txt" }, id: "call_c" },
       ],
     },
     { text: "done" },
   ]);
+  writeFileSync(join(sandbox.root, "secret.txt"), "TOP-SECRET-VALUE\n");
   const result = await runZero(["run", "read both"], { sandbox });
   expect(result.code).toBe(0);
   const results = toolMessages(fake.requests[1]!.body);
   expect(results.map((r) => r.tool_call_id)).toEqual(["call_a", "call_b", "call_c"]);
   expect(results[0]!.content).toContain("Sample project");
   expect(results[1]!.content).toContain("export const main");
-  expect(results[2]!.content).toContain("outside");
+  expect(results[2]!.content).toContain("is outside the allowed roots");
+  expect(results[2]!.content).not.toContain("TOP-SECRET-VALUE");
 });
 
 test("maxSteps stops a model that never stops calling tools", async () => {
@@ -135,7 +137,28 @@ test("invalid tool input is answered with a readable error", async () => {
   expect(result.code).toBe(0);
   const answers = toolMessages(fake.requests[1]!.body);
   expect(answers).toHaveLength(1);
-  expect(answers[0]!.content).toMatch(/invalid|path/i);
+  expect(answers[0]!.content).toStartWith("invalid input for read: ");
+  expect(answers[0]!.content).toContain("path");
+
+  fake.reset();
+  fake.script([{ toolCalls: [{ name: "read", args: '{"path": "README', id: "call_json" }] }, { text: "ok" }]);
+  const broken = await runZero(["run", "broken json"], { sandbox });
+  expect(broken.code).toBe(0);
+  const answer = toolMessages(fake.requests[1]!.body);
+  expect(answer.map((a) => a.tool_call_id)).toEqual(["call_json"]);
+  expect(answer[0]!.content).toBe("invalid call to read: its arguments are not valid JSON");
+  expect(broken.stderr).toContain("(failed: invalid call to read: its arguments are not valid JSON)");
+});
+
+test("zero's own config and state directories are never readable by tools", async () => {
+  sandbox.writeUserConfig(fakeConfig(fake.url));
+  await runZero(["trust"], { sandbox });
+  const trustFile = join(sandbox.configDir, "trusted-workspaces.json");
+  fake.script([{ toolCalls: [{ name: "read", args: { path: trustFile }, id: "call_cfg" }] }, { text: "ok" }]);
+  await runZero(["run", "--add-dir", sandbox.home, "x"], { sandbox });
+  const answer = toolMessages(fake.requests[1]!.body)[0]!;
+  expect(answer.content).not.toContain(sandbox.workspace);
+  expect(answer.content).toMatch(/private|not allowed|outside/i);
 });
 
 test("reasoning streams separately and never joins the answer", async () => {
@@ -182,4 +205,36 @@ test("--add-dir lets tools reach another directory", async () => {
   fake.script([call, { text: "ok" }]);
   await runZero(["run", "--add-dir", extra, "x"], { sandbox });
   expect(toolMessages(fake.requests[1]!.body)[0]!.content).toContain("extra content");
+});
+
+test("tool names and guard messages from the model cannot drive the terminal", async () => {
+  sandbox.writeUserConfig(fakeConfig(fake.url));
+  const evil = { toolCalls: [{ name: "evil\x1b]0;PWNED\x07\x1b[2J", args: { path: "x" } }] };
+  fake.script([evil, evil, evil]);
+  const result = await runZero(["run", "x"], { sandbox });
+  expect(result.code).toBe(4);
+  expect(result.stderr).toContain("• evil");
+  expect(result.stderr).toContain("zero: stopped: the model made the same evil");
+  expect(result.stderr).not.toContain("\x1b");
+  expect(result.stderr).not.toContain("\x07");
+});
+
+test("AGENTS.md is read through the workspace boundary, never from a device or outside", async () => {
+  sandbox.writeUserConfig(fakeConfig(fake.url));
+  const agentsMd = join(sandbox.workspace, "AGENTS.md");
+  for (const make of [
+    () => Bun.spawnSync(["ln", "-s", "/proc/self/environ", agentsMd]),
+    () => Bun.spawnSync(["ln", "-s", "/dev/zero", agentsMd]),
+    () => Bun.spawnSync(["mkfifo", agentsMd]),
+  ]) {
+    Bun.spawnSync(["rm", "-f", agentsMd]);
+    make();
+    fake.reset();
+    fake.script([{ text: "ok" }]);
+    const result = await runZero(["run", "x"], { sandbox, env: { SECRET_THING_KEY: "sk-live-123456" }, timeoutMs: 10_000 });
+    expect(result.code).toBe(0);
+    const system: string = fake.requests[0]!.body.messages[0].content;
+    expect(system).not.toContain("sk-live-123456");
+    expect(system).not.toContain("Repository instructions");
+  }
 });

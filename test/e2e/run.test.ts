@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { startFakeProvider, type FakeProvider } from "../support/fake-provider.ts";
-import { fakeConfig, makeSandbox, runZero, type Protocol, type Sandbox } from "../support/cli.ts";
+import { ZERO_BIN, fakeConfig, makeSandbox, runZero, type Protocol, type Sandbox } from "../support/cli.ts";
 
 let fake: FakeProvider;
 let sandbox: Sandbox;
@@ -134,4 +134,20 @@ test("model text cannot drive the terminal in human output", async () => {
   expect(result.code).toBe(0);
   expect(result.stdout).toBe("red text and clip\n");
   expect(result.stdout).not.toContain("\x1b");
+});
+
+test("a reader that closes stdout early cancels the run quietly (no bogus error)", async () => {
+  sandbox.writeUserConfig(fakeConfig(fake.url));
+  for (const args of [["run", "--json", "x"], ["run", "x"]]) {
+    fake.reset();
+    fake.script([{ text: Array.from({ length: 40 }, (_, i) => `chunk ${i}\n`), chunkDelayMs: 25 }]);
+    const proc = Bun.spawn([ZERO_BIN, ...args], { cwd: sandbox.workspace, env: sandbox.env, stdout: "pipe", stderr: "pipe", stdin: "ignore" });
+    const reader = proc.stdout.getReader();
+    await reader.read(); // the first output arrived
+    await reader.cancel(); // like `| head -1` exiting
+    const code = await proc.exited;
+    const stderr = await new Response(proc.stderr).text();
+    expect(stderr).not.toContain("error");
+    expect(code).toBe(130);
+  }
 });

@@ -17,13 +17,15 @@ export function parseCommandArgs(command: string, argv: string[], options: Optio
     const code = (error as { code?: string }).code;
     const message = error instanceof Error ? error.message : String(error);
     const flag = /'(-{1,2}[^' ]+)/.exec(message)?.[1];
+    const quoted = /'([^']*)'/.exec(message)?.[1];
     const hint = `run 'zero ${command} --help' for the options`;
-    if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") throw new UsageError(`zero ${command}: unknown option ${flag ?? message}; ${hint}`);
+    const fail = (text: string) => new UsageError(text, { command });
+    if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") throw fail(`unknown option ${flag ?? message}; ${hint}`);
     if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
-      throw new UsageError(`zero ${command}: option ${flag ?? ""} ${/argument missing/.test(message) ? "needs a value" : "does not take a value"}; ${hint}`);
+      throw fail(`option ${flag ?? ""} ${/argument missing/.test(message) ? "needs a value" : "does not take a value"}; ${hint}`);
     }
-    if (code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL") throw new UsageError(`zero ${command}: unexpected argument; ${hint}`);
-    throw new UsageError(`zero ${command}: ${message}`);
+    if (code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL") throw fail(`unexpected argument '${quoted ?? ""}'; ${hint}`);
+    throw fail(message);
   }
 }
 

@@ -1,13 +1,15 @@
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { DEFAULT_MAX_STEPS, EMERGENCY_TOOL_CALLS } from "../../config/defaults.ts";
 import { loadConfig } from "../../config/load.ts";
 import { existingProjectConfigs, findProjectConfig, projectRootOf } from "../../config/paths.ts";
-import { trustWorkspace } from "../../config/trust.ts";
+import { isWorkspaceTrusted, trustWorkspace, unsafeOwnership } from "../../config/trust.ts";
 import { BUILT_IN_PROMPTS, builtInPrompt } from "../../agent/prompt.ts";
-import { UsageError } from "../../util/errors.ts";
+import { UsageError, errorMessage } from "../../util/errors.ts";
+import { canonicalPath, isWithin } from "../../util/paths.ts";
 import { parseCommandArgs, stringFlag } from "./args.ts";
 import { AGENTS_HELP, INIT_HELP, TRUST_HELP } from "./help.ts";
-import { reportIgnoredProjectFile, type CliIo } from "./run-command.ts";
+import { reportConfigNotices, type CliIo } from "./run-command.ts";
 import { workspaceFrom } from "./workspace.ts";
 
 const CWD_ONLY = { cwd: { type: "string" }, help: { type: "boolean", short: "h" } } as const;
@@ -20,7 +22,7 @@ export function agentsCommand(io: CliIo): number {
   }
   const workspace = workspaceFrom(stringFlag(values.cwd), io.cwd);
   const loaded = loadConfig({ workspace, env: io.env });
-  reportIgnoredProjectFile(io, loaded.ignoredProjectFile);
+  reportConfigNotices(io, loaded);
   const { config } = loaded;
   const lines: string[] = [];
   const names = Object.keys(config.agents).sort((a, b) =>
@@ -31,8 +33,8 @@ export function agentsCommand(io: CliIo): number {
     const model = config.models[agent.model];
     const modelText = model ? `${agent.model} → ${model.type} ${model.model}` : `${agent.model} (unknown alias)`;
     const budgets = [
-      `maxSteps ${agent.maxSteps ?? "-"}`,
-      `maxToolCalls ${agent.maxToolCalls ?? "-"}`,
+      `maxSteps ${agent.maxSteps ?? DEFAULT_MAX_STEPS}`,
+      `maxToolCalls ${agent.maxToolCalls ?? EMERGENCY_TOOL_CALLS}`,
       `maxTokens ${agent.maxTokens ?? "-"}`,
       `timeoutMs ${agent.timeoutMs ?? "-"}`,
       `maxChildren ${agent.maxChildren ?? "-"}`,
@@ -57,18 +59,23 @@ export function trustCommand(io: CliIo): number {
     return 0;
   }
   const workspace = workspaceFrom(stringFlag(values.cwd), io.cwd);
-  const trusted = trustWorkspace(workspace, io.env);
-  const project = findProjectConfig(trusted);
-  const lines = [`trusted ${trusted}`];
-  if (project) {
-    // A project file above the workspace is trusted by trusting the directory it belongs to.
-    const root = projectRootOf(project);
-    if (root !== trusted) lines.push(`trusted ${trustWorkspace(root, io.env)} (it holds the project config)`);
-    lines.push(`project config: ${project}`);
-  } else {
-    lines.push("no project config found yet");
+  const project = findProjectConfig(workspace);
+  const root = project ? projectRootOf(project) : workspace;
+  if (root !== workspace) {
+    // Never trust a parent the user did not name: it may be shared (/tmp) or someone else's.
+    throw new UsageError(
+      `the nearest project config is ${project}, in ${root} above this workspace; nothing was trusted. ` +
+        `Review that file, then trust its directory explicitly: zero trust --cwd ${root}`,
+      { command: "trust" },
+    );
   }
-  io.stdout(`${lines.join("\n")}\n`);
+  const unsafe = unsafeOwnership(project ? [root, dirname(project), project] : [root]);
+  if (unsafe) throw new UsageError(`refusing to trust ${root}: ${unsafe}`, { command: "trust" });
+  const already = isWorkspaceTrusted(root, io.env);
+  if (!already) trustWorkspace(root, io.env);
+  io.stdout(`${already ? "already trusted" : "trusted"} ${root}\n${project ? `project config: ${project}` : "no project config found yet"}\n`);
+  // Trust is about where the file comes from; still, say now if it will not load.
+  loadConfig({ workspace, env: io.env });
   return 0;
 }
 
@@ -108,17 +115,28 @@ export function initCommand(io: CliIo): number {
   const workspace = workspaceFrom(stringFlag(values.cwd), io.cwd);
   const existing = existingProjectConfigs(workspace);
   if (existing.length > 0) {
-    throw new UsageError(`zero init: ${existing[0]} already exists; nothing was written (edit it, or run 'zero trust' to use it)`);
+    throw new UsageError(`${existing[0]} already exists; nothing was written (edit it, or run 'zero trust' to use it)`, { command: "init" });
   }
   const files = new Map<string, string>();
   for (const name of BUILT_IN_PROMPTS) files.set(join(workspace, "prompts", "zero-cli", `${name}.md`), builtInPrompt(name) ?? "");
   files.set(join(workspace, "zero-cli.jsonc"), initialConfig());
-  const clash = [...files.keys()].find((path) => existsSync(path));
-  if (clash) throw new UsageError(`zero init: ${clash} already exists; nothing was written`);
-  // Exclusive creation: a file that appears meanwhile is never overwritten.
-  for (const [path, text] of files) {
-    mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(path, text, { flag: "wx" });
+  for (const path of files.keys()) {
+    // A `prompts` symlink must not carry the files out of the workspace.
+    if (!isWithin(workspace, canonicalPath(path))) throw new UsageError(`${path} would be written outside the workspace; nothing was written`, { command: "init" });
+    if (existsSync(path)) throw new UsageError(`${path} already exists; nothing was written`, { command: "init" });
+  }
+  // Exclusive creation: a file that appears meanwhile is never overwritten; on any
+  // failure the files created so far are removed, so init is all or nothing.
+  const created: string[] = [];
+  try {
+    for (const [path, text] of files) {
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(path, text, { flag: "wx" });
+      created.push(path);
+    }
+  } catch (error) {
+    for (const path of created) rmSync(path, { force: true });
+    throw new UsageError(`could not write ${workspace}: ${errorMessage(error)}; nothing was kept`, { command: "init" });
   }
   trustWorkspace(workspace, io.env);
   io.stdout(`created ${join(workspace, "zero-cli.jsonc")} and prompts/zero-cli/*.md\ntrusted ${workspace}\n`);

@@ -7,7 +7,12 @@ function summarizeInput(input: unknown): string {
   if (input && typeof input === "object") {
     const record = input as Record<string, unknown>;
     for (const key of ["path", "command", "query", "pattern", "url"]) {
-      if (typeof record[key] === "string") return record[key] as string;
+      if (typeof record[key] !== "string") continue;
+      const offset = typeof record.offset === "number" ? record.offset : undefined;
+      const limit = typeof record.limit === "number" ? record.limit : undefined;
+      // Show a line range so different reads of one file don't look like repeats.
+      const range = offset !== undefined || limit !== undefined ? `:${offset ?? 1}${limit !== undefined ? `+${limit}` : ""}` : "";
+      return `${record[key] as string}${range}`;
     }
   }
   const json = JSON.stringify(input) ?? "";
@@ -55,8 +60,14 @@ export function createHumanPrinter(stdout: Writer, stderr: Writer) {
       case "tool.completed": {
         endLine();
         const summary = calls.get(event.callId) ?? "";
-        const detail = event.status === "completed" ? "" : ` (${event.status}: ${oneLine(event.output)})`;
+        const detail = event.status === "completed" ? "" : ` (${event.status}: ${oneLine(event.output, 400)})`;
         stderr(`• ${event.tool}${summary ? ` ${summary}` : ""}${detail}\n`);
+        break;
+      }
+      case "provider.retry": {
+        endLine();
+        const wait = event.delayMs >= 1000 ? `${(event.delayMs / 1000).toFixed(0)}s` : `${Math.round(event.delayMs)}ms`;
+        stderr(`zero: ${oneLine(event.error.message, 300)}; retrying in ${wait} (attempt ${event.attempt} of ${event.maxAttempts})\n`);
         break;
       }
       case "guard.triggered":

@@ -1,4 +1,5 @@
 import { ConfigError } from "../../config/errors.ts";
+import { sanitizeForTerminal } from "../../security/terminal.ts";
 import { UsageError, errorMessage } from "../../util/errors.ts";
 import { agentsCommand, initCommand, trustCommand } from "./config-commands.ts";
 import { runCommand, type CliIo } from "./run-command.ts";
@@ -19,8 +20,23 @@ async function readAllStdin(): Promise<string | undefined> {
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   const handler = command === undefined ? undefined : COMMANDS[command];
-  const stdout = createOutput(Bun.stdout);
-  const stderr = createOutput(Bun.stderr);
+  // Signals are handled from the first moment: before a run exists there is
+  // nothing to clean up (exit 130 at once); once a run registers, the first
+  // signal cancels it and a second one exits without waiting.
+  let cancelRun: (() => void) | undefined;
+  let interrupts = 0;
+  const interrupt = () => {
+    interrupts += 1;
+    if (cancelRun === undefined || interrupts > 1) process.exit(130);
+    cancelRun();
+  };
+  process.on("SIGINT", interrupt);
+  process.on("SIGTERM", interrupt);
+  // When stdout's reader goes away the run is cancelled, as SIGPIPE would end a Unix tool.
+  const stdout = createOutput(Bun.stdout, () => cancelRun?.());
+  const rawStderr = createOutput(Bun.stderr);
+  // Every stderr line may quote model or repository text (tool names, paths): never let it drive the terminal.
+  const stderr = { write: (text: string) => rawStderr.write(sanitizeForTerminal(text)), close: () => rawStderr.close() };
   if (!handler) {
     stderr.write(`zero: unknown command '${command}'; run 'zero --help' for the commands\n`);
     await stderr.close();
@@ -34,8 +50,7 @@ export async function main(argv: string[]): Promise<number> {
     stderr: stderr.write,
     readStdin: readAllStdin,
     onInterrupt(handler) {
-      process.on("SIGINT", handler);
-      process.on("SIGTERM", handler);
+      cancelRun = handler;
     },
   };
   let code: number;
@@ -43,7 +58,8 @@ export async function main(argv: string[]): Promise<number> {
     code = await handler(io);
   } catch (error) {
     if (error instanceof UsageError || error instanceof ConfigError) {
-      stderr.write(`zero: ${error.message}\n`);
+      const prefix = error instanceof UsageError && error.command ? `zero ${error.command}` : "zero";
+      stderr.write(`${prefix}: ${error.message}\n`);
       code = 2;
     } else {
       stderr.write(`zero: internal error: ${errorMessage(error)}\n`);

@@ -1,5 +1,5 @@
-import type { PermissionMode, ReasoningEffort, Speed, WorkDepth } from "../../config/schema.ts";
-import { loadConfig } from "../../config/load.ts";
+import { PERMISSION_MODES, REASONING_EFFORTS, SPEEDS, WORK_DEPTHS } from "../../config/schema.ts";
+import { loadConfig, type LoadedConfig } from "../../config/load.ts";
 import type { RuntimeEvent } from "../../protocol/events.ts";
 import { prepareRun } from "../../session/run.ts";
 import type { Env } from "../../util/env.ts";
@@ -9,10 +9,6 @@ import { RUN_HELP } from "./help.ts";
 import { createHumanPrinter } from "./human-output.ts";
 import { existingDirectory, workspaceFrom } from "./workspace.ts";
 
-export const PERMISSION_MODES: readonly PermissionMode[] = ["read-only", "ask", "accept-edits", "full-access"];
-export const REASONING_EFFORTS: readonly ReasoningEffort[] = ["default", "low", "medium", "high", "xhigh", "max", "ultra"];
-export const SPEEDS: readonly Speed[] = ["standard", "fast"];
-export const DEPTHS: readonly WorkDepth[] = ["flash", "medium", "pro", "ultra"];
 
 export type CliIo = {
   argv: string[];
@@ -22,7 +18,7 @@ export type CliIo = {
   stderr(text: string): void;
   /** The whole of standard input, or undefined when it is a terminal. */
   readStdin(): Promise<string | undefined>;
-  /** Registers the handler for SIGINT/SIGTERM. */
+  /** Registers what a first SIGINT/SIGTERM (or a closed stdout) does: cancel the run. */
   onInterrupt(handler: () => void): void;
 };
 
@@ -39,9 +35,16 @@ const RUN_OPTIONS = {
   help: { type: "boolean", short: "h" },
 } as const;
 
-/** Prints a project file that was found but not trusted, once per process. */
-export function reportIgnoredProjectFile(io: CliIo, file: string | undefined): void {
-  if (file) io.stderr(`zero: ignoring untrusted project config ${file} (review it, then run 'zero trust')\n`);
+/** One-line notices about the configuration: an untrusted project file, a deprecated file name. */
+export function reportConfigNotices(io: CliIo, loaded: LoadedConfig): void {
+  const file = loaded.ignoredProjectFile;
+  if (file && loaded.ignoredBecause) io.stderr(`zero: not loading project config ${file}: ${loaded.ignoredBecause}\n`);
+  else if (file) io.stderr(`zero: ignoring untrusted project config ${file} (review it, then run 'zero trust')\n`);
+  for (const source of loaded.sources) {
+    if (/(^|\/)\.?devout(\.jsonc|\/)/.test(source.file)) {
+      io.stderr(`zero: ${source.file} uses a deprecated name; rename it to zero-cli.jsonc (or .zero-cli/config.jsonc)\n`);
+    }
+  }
 }
 
 export async function runCommand(io: CliIo): Promise<number> {
@@ -59,16 +62,16 @@ export async function runCommand(io: CliIo): Promise<number> {
   }
   const reasoningEffort = enumFlag("reasoning-effort", values["reasoning-effort"], REASONING_EFFORTS);
   const speed = enumFlag("speed", values.speed, SPEEDS);
-  const depth = enumFlag("depth", values.depth, DEPTHS);
+  const depth = enumFlag("depth", values.depth, WORK_DEPTHS);
   const workspace = workspaceFrom(stringFlag(values.cwd), io.cwd);
   const extraDirs = listFlag(values["add-dir"]).map((dir) => existingDirectory("--add-dir", dir, io.cwd));
 
   let task = positionals.join(" ").trim();
   if (task === "") task = ((await io.readStdin()) ?? "").trim();
-  if (task === "") throw new UsageError("zero run: a task is required (as an argument or on standard input); see 'zero run --help'");
+  if (task === "") throw new UsageError("a task is required (as an argument or on standard input); see 'zero run --help'", { command: "run" });
 
   const loaded = loadConfig({ workspace, env: io.env });
-  reportIgnoredProjectFile(io, loaded.ignoredProjectFile);
+  reportConfigNotices(io, loaded);
   const run = await prepareRun({
     config: loaded.config,
     env: io.env,
@@ -85,12 +88,7 @@ export async function runCommand(io: CliIo): Promise<number> {
     },
   });
 
-  let interrupts = 0;
-  io.onInterrupt(() => {
-    interrupts += 1;
-    if (interrupts > 1) process.exit(130); // a second Ctrl-C does not wait for cleanup
-    run.cancel();
-  });
+  io.onInterrupt(() => run.cancel());
   const print = values.json
     ? (event: RuntimeEvent) => io.stdout(`${JSON.stringify(event)}\n`)
     : createHumanPrinter(io.stdout, io.stderr);

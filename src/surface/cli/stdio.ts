@@ -12,16 +12,33 @@ export type Output = {
  * Each write is flushed at once so streamed text appears as it arrives; when the
  * reader is slow the sink buffers and `close` waits for it.
  */
-export function createOutput(file: typeof Bun.stdout): Output {
+export function createOutput(file: typeof Bun.stdout, onClosed: () => void = () => undefined): Output {
   const sink = file.writer();
+  let broken = false;
+  // The reader went away (`| head`, a closed terminal): stop writing, tell the owner once.
+  const fail = () => {
+    if (broken) return;
+    broken = true;
+    onClosed();
+  };
   return {
     write(text) {
-      if (text === "") return;
-      sink.write(text);
-      void sink.flush();
+      if (text === "" || broken) return;
+      try {
+        sink.write(text);
+        const flushed = sink.flush();
+        if (flushed instanceof Promise) flushed.catch(fail);
+      } catch {
+        fail();
+      }
     },
     async close() {
-      await sink.end();
+      if (broken) return;
+      try {
+        await sink.end();
+      } catch {
+        fail();
+      }
     },
   };
 }

@@ -1,0 +1,32 @@
+import type { PermissionMode } from "../config/schema.ts";
+import type { ModelRunner } from "../llm/step.ts";
+import type { EventBody, StopReason } from "../protocol/events.ts";
+import type { ModelMessage } from "../protocol/messages.ts";
+import type { ApprovalBroker } from "../policy/approvals.ts";
+import type { Rule } from "../policy/rules.ts";
+import type { Roots } from "../security/roots.ts";
+import type { Tool } from "../tool/define.ts";
+
+/** What the loop needs for one run; built by session/run.ts. */
+export type LoopLimits = { maxSteps: number; maxToolCalls: number; toolTimeoutMs: number };
+
+export type LoopInput = {
+  agent: string;
+  runner: ModelRunner;
+  instructions: string;
+  /** Prior history plus the new user message; the loop appends to a copy. */
+  history: ModelMessage[];
+  /** The agent's allowlisted tools, exactly what the model was offered. */
+  tools: ReadonlyMap<string, Tool>;
+  permissionMode: PermissionMode;
+  rules: readonly Rule[];
+  approvals: ApprovalBroker;
+  roots: Roots;
+  limits: LoopLimits;
+  /** Aborted on cancellation or the run deadline. */
+  signal: AbortSignal;
+  /** Why `signal` fired: cancelled or deadline. */
+  abortReason(): StopReason;
+  emit(body: EventBody): void;
+};
+
