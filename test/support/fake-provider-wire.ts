@@ -1,6 +1,7 @@
 // Wire encoders for the fake model provider (see fake-provider.ts): turn one
 // scripted reply into the SSE events of the OpenAI Responses API, OpenAI Chat
-// Completions and Anthropic Messages, plus each protocol's error JSON.
+// Completions, Anthropic Messages and the Vercel AI Gateway (which streams the
+// SDK's own LanguageModelV4 stream parts), plus each protocol's error JSON.
 //
 // Every event carries the fields the AI SDK's zod chunk schemas require
 // (@ai-sdk/openai openaiResponsesChunkSchema / openaiChatChunkSchema,
@@ -8,7 +9,7 @@
 // anthropicChunkSchema), plus the usual extra fields of the real APIs.
 import type { FakeUsage } from "./fake-provider.ts";
 
-export type Protocol = "responses" | "chat" | "anthropic" | "other";
+export type Protocol = "responses" | "chat" | "anthropic" | "gateway" | "other";
 
 /** One write on the wire: one or more SSE events. `content` marks a delta. */
 export type Chunk = { text: string; content: boolean };
@@ -68,8 +69,43 @@ class Sse {
 
 export function encodeReply(protocol: Protocol, plan: Plan): Chunk[] {
   if (protocol === "anthropic") return anthropic(plan);
+  if (protocol === "gateway") return gateway(plan);
   if (protocol === "chat") return chat(plan);
   return responses(plan);
+}
+
+/** AI Gateway: `data:` lines of LanguageModelV4 stream parts (the model id travels in a header). */
+function gateway(p: Plan): Chunk[] {
+  const b = new Sse(false);
+  b.ev({ type: "stream-start", warnings: [] });
+  b.ev({ type: "response-metadata", id: `gw_${p.n}`, modelId: p.model, timestamp: new Date(p.created * 1000).toISOString() });
+  if (p.reasoning.length > 0) {
+    b.ev({ type: "reasoning-start", id: "r0" });
+    for (const delta of p.reasoning) b.delta({ type: "reasoning-delta", id: "r0", delta });
+    b.ev({ type: "reasoning-end", id: "r0" });
+  }
+  if (p.text.length > 0) {
+    b.ev({ type: "text-start", id: "t0" });
+    for (const delta of p.text) b.delta({ type: "text-delta", id: "t0", delta });
+    b.ev({ type: "text-end", id: "t0" });
+  }
+  for (const call of p.calls) {
+    b.ev({ type: "tool-input-start", id: call.id, toolName: call.name });
+    for (const delta of call.pieces) b.delta({ type: "tool-input-delta", id: call.id, delta });
+    b.ev({ type: "tool-input-end", id: call.id });
+    b.ev({ type: "tool-call", toolCallId: call.id, toolName: call.name, input: call.args });
+  }
+  const cached = p.usage.cached ?? 0;
+  const reasoning = p.usage.reasoning ?? 0;
+  b.ev({
+    type: "finish",
+    finishReason: { unified: p.calls.length > 0 ? "tool-calls" : "stop", raw: p.calls.length > 0 ? "tool_calls" : "stop" },
+    usage: {
+      inputTokens: { total: p.usage.input, noCache: p.usage.input - cached, cacheRead: cached, cacheWrite: 0 },
+      outputTokens: { total: p.usage.output, text: p.usage.output - reasoning, reasoning },
+    },
+  });
+  return b.cut();
 }
 
 function responses(p: Plan): Chunk[] {

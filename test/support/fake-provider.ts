@@ -87,7 +87,7 @@ export type FakeTurn = FakeReply | FakeError | FakeStall;
 export type RecordedRequest = {
   method: string;
   path: string;
-  protocol: "responses" | "chat" | "anthropic" | "other";
+  protocol: "responses" | "chat" | "anthropic" | "gateway" | "other";
   headers: Record<string, string>;
   body: any;
   bodyBytes: number;
@@ -120,6 +120,7 @@ function protocolOf(method: string, path: string): Protocol {
   if (path.endsWith("/responses")) return "responses";
   if (path.endsWith("/chat/completions")) return "chat";
   if (path.endsWith("/messages")) return "anthropic";
+  if (path.endsWith("/language-model")) return "gateway";
   return "other";
 }
 
@@ -150,7 +151,7 @@ export async function startFakeProvider(options: { turns?: TurnSource[]; fallbac
 
   const reply = (protocol: Protocol, turn: FakeReply, rec: RecordedRequest): Response => {
     const plan: Plan = {
-      model: typeof rec.body?.model === "string" ? rec.body.model : "fake-1",
+      model: typeof rec.body?.model === "string" ? rec.body.model : (rec.headers["ai-language-model-id"] ?? "fake-1"),
       n: ++replySeq,
       created: Math.floor(Date.now() / 1000),
       reasoning: split(turn.reasoning),
@@ -236,7 +237,8 @@ export async function startFakeProvider(options: { turns?: TurnSource[]; fallbac
     for (const waiter of waiters) if (requests.length >= waiter.count) waiter.done();
 
     if (protocol === "other") return errorResponse(protocol, 404, `fake provider: no route for ${req.method} ${path}`);
-    if (body?.stream !== true) return errorResponse(protocol, 400, "fake provider: streaming is required (send stream: true)");
+    const streaming = protocol === "gateway" ? headers["ai-language-model-streaming"] === "true" : body?.stream === true;
+    if (!streaming) return errorResponse(protocol, 400, "fake provider: streaming is required (send stream: true)");
     const source = queue.length > 0 ? queue.shift() : options.fallback;
     if (source === undefined) return errorResponse(protocol, 500, "fake provider: script exhausted", { "retry-after-ms": "0" });
     let turn: FakeTurn;
