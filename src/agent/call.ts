@@ -2,15 +2,21 @@ import type { StepToolCall } from "../llm/step.ts";
 import type { StopReason, ToolStatus } from "../protocol/events.ts";
 import type { ToolResultOutput, ToolResultPart } from "../protocol/messages.ts";
 import { evaluate } from "../policy/rules.ts";
+import type { MediaPart, ToolResult } from "../tool/define.ts";
 import type { LoopInput } from "./loop-input.ts";
 
-/** Run-wide counters the guards need; mutated as calls are made. */
-export type CallGuards = { toolCalls: number; lastSignature: string; repeats: number };
+/** Run-wide state the guards and tools need; mutated as calls are made. */
+export type CallGuards = { toolCalls: number; lastSignature: string; repeats: number; knownArtifacts: Set<string> };
 
 /** How many identical consecutive calls stop a run. */
 export const REPETITION_LIMIT = 3;
 
-type Answered = { part: ToolResultPart; stop?: StopReason };
+export type Answered = { part: ToolResultPart; stop?: StopReason };
+
+/** A call after admission: answered already (refused, denied, invalid) or ready to run. */
+export type Admitted =
+  | { kind: "answered"; answered: Answered }
+  | { kind: "runnable"; /** read-only: may run beside other read-only calls */ parallel: boolean; run(): Promise<Answered> };
 
 function stableJson(value: unknown): string {
   if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "undefined";
@@ -19,18 +25,49 @@ function stableJson(value: unknown): string {
   return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(",")}}`;
 }
 
+const ARTIFACT_REF = /artifact:\/\/([0-9a-f]{64})/g;
+
+/** Remembers the artifact references the model has now seen, so it may open them later. */
+export function learnArtifacts(text: string, known: Set<string>): void {
+  for (const match of text.matchAll(ARTIFACT_REF)) known.add(match[1]!);
+}
+
+const CAPABILITY_OF = (mediaType: string) =>
+  mediaType.startsWith("image/") ? "image" : mediaType.startsWith("audio/") ? "audio" : "file";
+
+/** The model-facing output: typed media when the model takes it, a note when it does not. */
+function modelOutput(input: LoopInput, result: ToolResult): ToolResultOutput {
+  if (result.status !== "completed") return { type: "error-text", value: result.output };
+  const media = result.media ?? [];
+  if (media.length === 0) return { type: "text", value: result.output };
+  const accepted = media.filter((m) => input.modelCapabilities.includes(CAPABILITY_OF(m.mediaType)));
+  const refused = media.filter((m) => !accepted.includes(m));
+  const notes = refused.map(
+    (m: MediaPart) => `[${m.mediaType} not sent: the model does not declare the "${CAPABILITY_OF(m.mediaType)}" capability]`,
+  );
+  const text = [result.output, ...notes].join("\n");
+  if (accepted.length === 0) return { type: "text", value: text };
+  return {
+    type: "content",
+    value: [
+      { type: "text", text },
+      ...accepted.map((m) => ({ type: "file", mediaType: m.mediaType, data: { type: "data", data: m.data }, ...(m.filename ? { filename: m.filename } : {}) })),
+    ],
+  };
+}
+
 /**
- * Takes one tool call through its lifecycle: requested → (approval) → running
- * → completed | failed | denied | cancelled. Every path answers the model and
- * emits exactly one tool.completed.
+ * Takes one tool call through admission: requested → guards → allowlist →
+ * validation → policy (and approval). Refused calls are answered here; allowed
+ * ones come back runnable. Every path ends in exactly one tool.completed.
  */
-export async function executeCall(
+export async function admitCall(
   input: LoopInput,
   call: StepToolCall,
   step: number,
   guards: CallGuards,
   stoppedBy: StopReason | undefined,
-): Promise<Answered> {
+): Promise<Admitted> {
   const tool = input.tools.get(call.tool);
   const prepared = tool && call.invalid === undefined ? tool.prepare(call.input) : undefined;
   const classification = prepared?.ok ? prepared.classification : undefined;
@@ -45,21 +82,24 @@ export async function executeCall(
   });
 
   const started = performance.now();
-  const answer = (status: ToolStatus, output: ToolResultOutput, text: string, truncated = false, stop?: StopReason): Answered => {
+  const answer = (status: ToolStatus, output: ToolResultOutput, text: string, extra: { truncated?: boolean; diff?: string; stop?: StopReason } = {}): Answered => {
     input.emit({
       type: "tool.completed",
       callId: call.callId,
       tool: call.tool,
       status,
       output: text,
-      truncated,
+      truncated: extra.truncated ?? false,
       durationMs: Math.round((performance.now() - started) * 100) / 100,
+      ...(extra.diff !== undefined ? { diff: extra.diff } : {}),
     });
-    return { part: { type: "tool-result", toolCallId: call.callId, toolName: call.tool, output }, ...(stop ? { stop } : {}) };
+    learnArtifacts(text, guards.knownArtifacts);
+    return { part: { type: "tool-result", toolCallId: call.callId, toolName: call.tool, output }, ...(extra.stop ? { stop: extra.stop } : {}) };
   };
-  const fail = (text: string, stop?: StopReason) => answer("failed", { type: "error-text", value: text }, text, false, stop);
+  const done = (answered: Answered): Admitted => ({ kind: "answered", answered });
+  const fail = (text: string, stop?: StopReason) => done(answer("failed", { type: "error-text", value: text }, text, stop ? { stop } : {}));
 
-  if (input.signal.aborted) return answer("cancelled", { type: "error-text", value: "not executed: the run was stopped" }, "not executed: the run was stopped");
+  if (input.signal.aborted) return done(answer("cancelled", { type: "error-text", value: "not executed: the run was stopped" }, "not executed: the run was stopped"));
   if (stoppedBy) return fail(`not executed: the run is stopping (${stoppedBy.replaceAll("_", " ")})`);
 
   // Guards count every attempt, allowed or not.
@@ -107,16 +147,29 @@ export async function executeCall(
   } else if (verdict.decision === "deny") {
     input.emit({ type: "permission.decided", callId: call.callId, tool: call.tool, decision: "deny", source: "mode", reason });
   }
-  if (!allowed) return answer("denied", { type: "execution-denied", reason }, `denied: ${reason}`);
+  if (!allowed) return done(answer("denied", { type: "execution-denied", reason }, `denied: ${reason}`));
 
-  input.emit({ type: "tool.started", callId: call.callId, tool: call.tool });
-  const result = await tool.run(prepared.input, {
-    callId: call.callId,
-    roots: input.roots,
-    signal: input.signal,
-    timeoutMs: input.limits.toolTimeoutMs,
-    progress: (message) => input.emit({ type: "tool.progress", callId: call.callId, tool: call.tool, message }),
-  });
-  const output: ToolResultOutput = result.status === "completed" ? { type: "text", value: result.output } : { type: "error-text", value: result.output };
-  return answer(result.status, output, result.output, result.truncated);
+  return {
+    kind: "runnable",
+    parallel: operation === "read",
+    async run() {
+      if (input.signal.aborted) return answer("cancelled", { type: "error-text", value: "not executed: the run was stopped" }, "not executed: the run was stopped");
+      input.emit({ type: "tool.started", callId: call.callId, tool: call.tool });
+      const result = await tool.run(prepared.input, {
+        callId: call.callId,
+        roots: input.roots,
+        signal: input.signal,
+        timeoutMs: input.limits.toolTimeoutMs,
+        progress: (message) => input.emit({ type: "tool.progress", callId: call.callId, tool: call.tool, message }),
+        env: input.services.env,
+        artifacts: input.services.artifacts,
+        knownArtifacts: guards.knownArtifacts,
+        maxAttachmentBytes: input.limits.maxAttachmentBytes,
+      });
+      return answer(result.status, modelOutput(input, result), result.output, {
+        truncated: result.truncated,
+        ...(result.diff !== undefined ? { diff: result.diff } : {}),
+      });
+    },
+  };
 }

@@ -5,10 +5,15 @@ import type { ModelMessage } from "../protocol/messages.ts";
 import type { ApprovalBroker } from "../policy/approvals.ts";
 import type { Rule } from "../policy/rules.ts";
 import type { Roots } from "../security/roots.ts";
+import type { ArtifactStore } from "../store/artifacts.ts";
 import type { Tool } from "../tool/define.ts";
+import type { Env } from "../util/env.ts";
 
 /** What the loop needs for one run; built by session/run.ts. */
-export type LoopLimits = { maxSteps: number; maxToolCalls: number; toolTimeoutMs: number };
+export type LoopLimits = { maxSteps: number; maxToolCalls: number; toolTimeoutMs: number; maxAttachmentBytes: number };
+
+/** What tools may use besides the roots: the environment and the artifact store. */
+export type ToolServices = { env: Env; artifacts: ArtifactStore };
 
 export type LoopInput = {
   agent: string;
@@ -22,6 +27,9 @@ export type LoopInput = {
   rules: readonly Rule[];
   approvals: ApprovalBroker;
   roots: Roots;
+  services: ToolServices;
+  /** The model's declared capabilities (image, file, audio…): media it lacks is described, not sent. */
+  modelCapabilities: readonly string[];
   limits: LoopLimits;
   /** Aborted on cancellation or the run deadline. */
   signal: AbortSignal;

@@ -11,6 +11,7 @@ import { MODE_RULES } from "../policy/rules.ts";
 import type { EventBody, StopReason, Usage } from "../protocol/events.ts";
 import type { ModelMessage, ToolResultPart } from "../protocol/messages.ts";
 import { createRoots, resolveInRoots } from "../security/roots.ts";
+import { createArtifactStore } from "../store/artifacts.ts";
 import { type Tool, defineTool } from "../tool/define.ts";
 import { type LoopLimits, type LoopResult, runLoop } from "./loop.ts";
 
@@ -187,12 +188,19 @@ async function run(options: RunOptions) {
     rules: MODE_RULES[mode],
     approvals: createApprovalBroker(options.responder),
     roots: createRoots({ workspace: ws }),
-    limits: { maxSteps: 10, maxToolCalls: 50, toolTimeoutMs: 10_000, ...options.limits },
+    services: { env: {}, artifacts: createArtifactStore(join(ws, ".artifacts")) },
+    modelCapabilities: ["text", "tools"],
+    limits: { maxSteps: 10, maxToolCalls: 50, toolTimeoutMs: 10_000, maxAttachmentBytes: 1024 * 1024, ...options.limits },
     signal: controller.signal,
     abortReason: () => options.abortReason ?? "cancelled",
     emit: (body) => events.push(body),
   });
   return { ws, counters, requests, events, result, history, historyBefore };
+}
+
+/** Read-only calls run in parallel, so completions interleave: compare them in call order. */
+function byCall<E extends { callId: string }>(events: E[]): E[] {
+  return [...events].sort((a, b) => a.callId.localeCompare(b.callId, "en", { numeric: true }));
 }
 
 function ofType<T extends EventBody["type"]>(events: EventBody[], type: T): Extract<EventBody, { type: T }>[] {
@@ -369,7 +377,7 @@ describe("runLoop: answering calls", () => {
     ]);
     expect(parts[0]!.output).toEqual({ type: "text", value: 'probe {"text":"one"}' });
     expect(parts[3]!.output).toEqual({ type: "text", value: 'probe {"text":"four"}' });
-    expect(ofType(events, "tool.completed").map((e) => [e.callId, e.status])).toEqual([
+    expect(byCall(ofType(events, "tool.completed")).map((e) => [e.callId, e.status])).toEqual([
       ["c1", "completed"],
       ["c2", "denied"],
       ["c3", "failed"],
@@ -645,7 +653,7 @@ describe("runLoop: limits and guards", () => {
     expect(counters.probe).toBe(2);
     expect(requests).toHaveLength(1); // the run stopped; the model was not asked again
     expect(result).toMatchObject({ status: "limit", reason: "max_tool_calls", toolCalls: 2, steps: 1 });
-    expect(ofType(events, "tool.completed").map((e) => [e.callId, e.status])).toEqual([
+    expect(byCall(ofType(events, "tool.completed")).map((e) => [e.callId, e.status])).toEqual([
       ["c1", "completed"],
       ["c2", "completed"],
       ["c3", "failed"],

@@ -1,7 +1,7 @@
 import type { ProviderFailure } from "../llm/errors.ts";
 import { addUsage, emptyUsage, type RunStatus, type StopReason, type Usage } from "../protocol/events.ts";
 import { toolResultMessage, type ModelMessage, type ToolResultPart } from "../protocol/messages.ts";
-import { executeCall, type CallGuards } from "./call.ts";
+import { admitCall, learnArtifacts, type Answered, type CallGuards } from "./call.ts";
 import type { LoopInput } from "./loop-input.ts";
 
 export type { LoopInput, LoopLimits } from "./loop-input.ts";
@@ -32,7 +32,9 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
   let usage = emptyUsage();
   let steps = 0;
   let lastText = "";
-  const guards: CallGuards = { toolCalls: 0, lastSignature: "", repeats: 0 };
+  const guards: CallGuards = { toolCalls: 0, lastSignature: "", repeats: 0, knownArtifacts: new Set() };
+  // References already in the conversation (the task, earlier turns) may be opened.
+  learnArtifacts(JSON.stringify(history), guards.knownArtifacts);
   const finish = (status: RunStatus, reason: StopReason | null, failure?: ProviderFailure): LoopResult => ({
     status,
     reason,
@@ -103,13 +105,27 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
     input.emit({ type: "step.completed", step, finishReason: outcome.finishReason, toolCalls: outcome.toolCalls.length });
     if (outcome.toolCalls.length === 0) return finish("completed", null);
 
-    const results: ToolResultPart[] = [];
+    // Admission runs in call order (guards, policy, approvals). Read-only calls
+    // then run side by side; a mutating call waits for them and runs alone.
+    const answers: Array<Promise<Answered>> = [];
+    let reads: Array<Promise<Answered>> = [];
     let stop: { reason: StopReason } | undefined;
     for (const call of outcome.toolCalls) {
-      const answered = await executeCall(input, call, step, guards, stop?.reason);
-      results.push(answered.part);
-      if (answered.stop && !stop) stop = { reason: answered.stop };
+      const admitted = await admitCall(input, call, step, guards, stop?.reason);
+      if (admitted.kind === "answered") {
+        answers.push(Promise.resolve(admitted.answered));
+        if (admitted.answered.stop && !stop) stop = { reason: admitted.answered.stop };
+      } else if (admitted.parallel) {
+        const running = admitted.run();
+        reads.push(running);
+        answers.push(running);
+      } else {
+        await Promise.all(reads);
+        reads = [];
+        answers.push(Promise.resolve(await admitted.run()));
+      }
     }
+    const results: ToolResultPart[] = (await Promise.all(answers)).map((a) => a.part);
     history.push(toolResultMessage(results));
     if (stop) return finish("limit", stop.reason);
   }

@@ -182,6 +182,8 @@ export const toolCompletedSchema = z.object({
   output: z.string(),
   truncated: z.boolean(),
   durationMs: z.number().nonnegative(),
+  /** A unified diff of what the call changed (write), for surfaces to show. */
+  diff: z.string().optional(),
 });
 
 export const guardTriggeredSchema = z.object({

@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import type {
   AgentProfile,
   EffectiveConfig,
@@ -9,6 +10,8 @@ import type {
 } from "../config/schema.ts";
 import { DEFAULT_MAX_STEPS, EMERGENCY_TOOL_CALLS } from "../config/defaults.ts";
 import { configDir, stateDir } from "../config/paths.ts";
+import { createArtifactStore } from "../store/artifacts.ts";
+import { workspaceStateDir } from "../store/state.ts";
 import { createModelRunner, type ModelRunner } from "../llm/step.ts";
 import { exitCodeFor, type RuntimeEvent, type StopReason } from "../protocol/events.ts";
 import { newRunId, newSessionId } from "../protocol/ids.ts";
@@ -137,6 +140,8 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
     readPromptTexts(agent, roots),
   );
 
+  // Large outputs live in the workspace's private state directory, created on first use.
+  const artifacts = createArtifactStore(join(workspaceStateDir(request.env, roots.workspace), "artifacts"));
   const runId = newRunId(now);
   const sessionId = request.sessionId ?? newSessionId(now);
   const timeoutMs = Math.min(config.limits.runTimeoutMs, agent.timeoutMs ?? Number.POSITIVE_INFINITY);
@@ -155,6 +160,7 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
       maxSteps: agent.maxSteps ?? DEFAULT_MAX_STEPS,
       maxToolCalls: agent.maxToolCalls ?? EMERGENCY_TOOL_CALLS,
       toolTimeoutMs: config.limits.toolTimeoutMs,
+      maxAttachmentBytes: config.limits.maxAttachmentBytes,
     };
     const history = [...(request.history ?? []), userMessage(request.task)];
     try {
@@ -186,6 +192,8 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
         rules: MODE_RULES[permissionMode],
         approvals: createApprovalBroker(request.responder),
         roots,
+        services: { env: request.env, artifacts },
+        modelCapabilities: model.capabilities,
         limits,
         signal: controller.signal,
         abortReason: () => abortReason,

@@ -1,8 +1,13 @@
 import { z } from "zod";
 import type { Operation, Risk } from "../protocol/events.ts";
 import type { Roots } from "../security/roots.ts";
+import type { ArtifactStore } from "../store/artifacts.ts";
+import type { Env } from "../util/env.ts";
 import { errorMessage } from "../util/errors.ts";
 import { setSafeTimeout } from "../util/timers.ts";
+
+/** Typed media for the model (an image, a PDF, audio), base64-encoded. */
+export type MediaPart = { type: "file"; mediaType: string; data: string; filename?: string };
 
 /** What a tool may use while it runs; everything it touches comes through here. */
 export type ToolContext = {
@@ -12,6 +17,13 @@ export type ToolContext = {
   /** Milliseconds this call may take (limits.toolTimeoutMs). */
   timeoutMs: number;
   progress(message: string): void;
+  /** zero's own environment; tools that start processes derive a reduced one from it. */
+  env: Env;
+  artifacts: ArtifactStore;
+  /** Hashes of the artifact:// references the model has been given; only these may be opened. */
+  knownArtifacts: ReadonlySet<string>;
+  /** limits.maxAttachmentBytes: the most media bytes one result may carry. */
+  maxAttachmentBytes: number;
 };
 
 export type ToolOutput = {
@@ -19,15 +31,22 @@ export type ToolOutput = {
   output: string;
   /** Set when the output was cut to a bound. */
   truncated?: boolean;
+  /** Typed media that accompanies the text (models without the capability get a note instead). */
+  media?: MediaPart[];
+  /** A unified diff of what the call changed, for surfaces to show. */
+  diff?: string;
 };
 
 /** Declared by a tool for the policy: what this particular call would do. */
 export type Classification = { risk: Risk; operation: Operation };
 
-export type ToolResult =
-  | { status: "completed"; output: string; truncated: boolean }
-  | { status: "failed"; output: string; truncated: boolean }
-  | { status: "cancelled"; output: string; truncated: false };
+export type ToolResult = {
+  status: "completed" | "failed" | "cancelled";
+  output: string;
+  truncated: boolean;
+  media?: MediaPart[];
+  diff?: string;
+};
 
 export type ToolDefinition<Schema extends z.ZodType> = {
   name: string;
@@ -50,8 +69,10 @@ export type Tool = {
   run(input: unknown, ctx: ToolContext): Promise<ToolResult>;
 };
 
-/** The most text one tool result may hand the model. */
+/** The most text one tool result may hand the model; the rest goes to the artifact store. */
 export const MAX_OUTPUT_CHARS = 60_000;
+/** After cancellation or timeout, how long a tool gets to clean up (kill its processes). */
+const SETTLE_GRACE_MS = 5_000;
 
 function formatIssues(error: z.ZodError): string {
   return error.issues
@@ -59,18 +80,31 @@ function formatIssues(error: z.ZodError): string {
     .join("; ");
 }
 
-/** Keeps head and tail of an oversized output so the model sees both ends. */
-export function boundOutput(text: string, max = MAX_OUTPUT_CHARS): { output: string; truncated: boolean } {
+/**
+ * Keeps head and tail of an oversized output so the model sees both ends; the
+ * whole text goes to the artifact store and the result names its reference.
+ */
+export function boundOutput(text: string, artifacts?: ArtifactStore, max = MAX_OUTPUT_CHARS): { output: string; truncated: boolean } {
   if (text.length <= max) return { output: text, truncated: false };
   const head = text.slice(0, Math.floor(max * 0.7));
   const tail = text.slice(text.length - Math.floor(max * 0.25));
   const dropped = text.length - head.length - tail.length;
-  return { output: `${head}\n… [${dropped} characters omitted] …\n${tail}`, truncated: true };
+  let where = "";
+  try {
+    if (artifacts) where = `; the full output is ${artifacts.put(text).uri} (read it with offset/limit)`;
+  } catch {
+    // The store is best effort here: the model still gets head and tail.
+  }
+  return { output: `${head}\n… [${dropped} characters omitted${where}] …\n${tail}`, truncated: true };
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /**
- * The tool contract: validation, classification and bounding live here once,
- * so each tool is only its own behavior.
+ * The tool contract: validation, classification, timeouts and bounding live
+ * here once, so each tool is only its own behavior.
  */
 export function defineTool<Schema extends z.ZodType>(definition: ToolDefinition<Schema>): Tool {
   const inputSchema = z.toJSONSchema(definition.input, { target: "draft-7" }) as Record<string, unknown>;
@@ -94,20 +128,28 @@ export function defineTool<Schema extends z.ZodType>(definition: ToolDefinition<
       const timeout = new AbortController();
       const timer = setSafeTimeout(() => timeout.abort(), ctx.timeoutMs);
       const signal = AbortSignal.any([ctx.signal, timeout.signal]);
-      const stopped = new Promise<never>((_, reject) => {
-        signal.addEventListener("abort", () => reject(signal.reason), { once: true });
-      });
-      stopped.catch(() => undefined); // only observed through the race
+      const execution = definition.execute(input as z.infer<Schema>, { ...ctx, signal });
+      execution.catch(() => undefined); // observed below; never an unhandled rejection
+      const stopped = new Promise<"stopped">((resolve) => signal.addEventListener("abort", () => resolve("stopped"), { once: true }));
       try {
-        const result = await Promise.race([definition.execute(input as z.infer<Schema>, { ...ctx, signal }), stopped]);
-        const bounded = boundOutput(result.output);
-        return { status: "completed", output: bounded.output, truncated: bounded.truncated || result.truncated === true };
+        const first = await Promise.race([execution, stopped]);
+        if (first !== "stopped") {
+          const bounded = boundOutput(first.output, ctx.artifacts);
+          return {
+            status: "completed",
+            output: bounded.output,
+            truncated: bounded.truncated || first.truncated === true,
+            ...(first.media ? { media: first.media } : {}),
+            ...(first.diff !== undefined ? { diff: first.diff } : {}),
+          };
+        }
+        // Stopped: give the tool a moment to clean up (a process group to kill) before answering.
+        await Promise.race([execution.then(() => undefined, () => undefined), sleep(SETTLE_GRACE_MS)]);
+        if (ctx.signal.aborted) return { status: "cancelled", output: "cancelled", truncated: false };
+        return { status: "failed", output: `${definition.name} timed out after ${ctx.timeoutMs} ms and was stopped`, truncated: false };
       } catch (error) {
         if (ctx.signal.aborted) return { status: "cancelled", output: "cancelled", truncated: false };
-        if (timeout.signal.aborted) {
-          return { status: "failed", output: `${definition.name} timed out after ${ctx.timeoutMs} ms and was stopped`, truncated: false };
-        }
-        return { status: "failed", ...boundOutput(errorMessage(error)) };
+        return { status: "failed", ...boundOutput(errorMessage(error), ctx.artifacts) };
       } finally {
         clearTimeout(timer);
       }

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { type Roots, createRoots } from "../security/roots.ts";
 import type { ToolResult } from "./define.ts";
 import { readTool } from "./read.ts";
+import { createArtifactStore } from "../store/artifacts.ts";
 
 // base/ws/        the workspace
 // base/outside/   a sibling directory that is not a root
@@ -49,7 +50,17 @@ async function read(raw: unknown, signal: AbortSignal = new AbortController().si
   const prepared = readTool.prepare(raw);
   if (!prepared.ok) throw new Error(`prepare failed: ${prepared.error}`);
   expect(prepared.classification).toEqual({ risk: "read", operation: "read" });
-  return readTool.run(prepared.input, { callId: "call_test", roots, signal, timeoutMs: 10_000, progress: () => undefined });
+  return readTool.run(prepared.input, {
+    callId: "call_test",
+    roots,
+    signal,
+    timeoutMs: 10_000,
+    progress: () => undefined,
+    env: {},
+    artifacts: createArtifactStore(join(base, "artifacts")),
+    knownArtifacts: new Set(),
+    maxAttachmentBytes: 1024 * 1024,
+  });
 }
 
 function numberedLines(output: string): string[] {

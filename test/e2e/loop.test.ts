@@ -95,9 +95,10 @@ test("maxToolCalls leaves the extra call unexecuted", async () => {
   const result = await runZero(["run", "--json", "read three"], { sandbox });
   expect(result.code).toBe(4);
   const events = jsonLines(result.stdout);
+  // Read-only calls run in parallel: the refused third call may complete first.
   const completed = events.filter((e) => e.type === "tool.completed");
-  expect(completed.map((e) => e.status)).toEqual(["completed", "completed", "failed"]);
-  expect(completed[2]!.output).toContain("tool-call limit");
+  expect(completed.map((e) => e.status).sort()).toEqual(["completed", "completed", "failed"]);
+  expect(completed.find((e) => e.status === "failed")!.output).toContain("tool-call limit");
   expect(events.filter((e) => e.type === "tool.started")).toHaveLength(2);
   expect(events.at(-1)!.reason).toBe("max_tool_calls");
   expect(fake.requests).toHaveLength(1);
