@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Roots, createRoots } from "../security/roots.ts";
@@ -318,4 +318,68 @@ test("a long default read stops at its own budget and says where to continue", a
   expect(result.output).toContain(`use offset=${lines.length + 1} to continue`);
   const next = await read({ path: "wide.txt", offset: lines.length + 1, limit: 1 });
   expect(numberedLines(next.output)[0]).toStartWith(`${lines.length + 1}\t${lines.length + 1} `);
+});
+
+describe("read: media and artifacts", () => {
+  const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from("rest of a tiny png \u0000 body")]);
+
+  async function readWith(raw: unknown, known: Set<string>, store = createArtifactStore(join(base, "artifacts")), maxAttachmentBytes = 1024 * 1024) {
+    const prepared = readTool.prepare(raw);
+    if (!prepared.ok) throw new Error(prepared.error);
+    const ctx = { callId: "c", roots, signal: new AbortController().signal, timeoutMs: 10_000, progress: () => undefined, env: {}, artifacts: store, knownArtifacts: known, maxAttachmentBytes };
+    return readTool.run(prepared.input, ctx);
+  }
+
+  test("images, PDFs and audio come back as typed media with their bytes", async () => {
+    writeFileSync(join(ws, "shot.png"), PNG);
+    writeFileSync(join(ws, "spec.pdf"), "%PDF-1.7\n% fake pdf body\n");
+    writeFileSync(join(ws, "a.wav"), Buffer.concat([Buffer.from("RIFF\u0000\u0000\u0000\u0000WAVEfmt "), Buffer.alloc(16)]));
+    const image = await readWith({ path: "shot.png" }, new Set());
+    expect(image.status).toBe("completed");
+    expect(image.media).toEqual([{ type: "file", mediaType: "image/png", data: PNG.toString("base64"), filename: "shot.png" }]);
+    expect(image.output).toContain("image/png");
+    expect((await readWith({ path: "spec.pdf" }, new Set())).media?.[0]?.mediaType).toBe("application/pdf");
+    expect((await readWith({ path: "a.wav" }, new Set())).media?.[0]?.mediaType).toBe("audio/wav");
+  });
+
+  test("media above limits.maxAttachmentBytes is refused, not truncated", async () => {
+    writeFileSync(join(ws, "big.png"), Buffer.concat([PNG, Buffer.alloc(4096)]));
+    const result = await readWith({ path: "big.png" }, new Set(), undefined, 1000);
+    expect(result.status).toBe("failed");
+    expect(result.output).toContain("limits.maxAttachmentBytes");
+    expect(result.media).toBeUndefined();
+  });
+
+  test("artifact:// references: only known ones, verified against their hash, with line ranges", async () => {
+    const dir = join(base, "artifact-test");
+    const store = createArtifactStore(dir);
+    const ref = store.put(Array.from({ length: 20 }, (_, i) => `row ${i + 1}`).join("\n"));
+    const unknown = await readWith({ path: ref.uri }, new Set());
+    expect(unknown.status).toBe("failed");
+    expect(unknown.output).toContain("not a reference from this conversation");
+    const known = new Set([ref.sha256]);
+    const lines = await readWith({ path: ref.uri, offset: 3, limit: 2 }, known, store);
+    expect(numberedLines(lines.output)).toEqual(["3\trow 3", "4\trow 4"]);
+    // Flip one byte of the stored blob: the read fails verification.
+    const file = join(dir, ref.sha256.slice(0, 2), ref.sha256);
+    const bytes = readFileSync(file);
+    bytes[0] = bytes[0]! ^ 1;
+    writeFileSync(file, bytes);
+    const tampered = await readWith({ path: ref.uri }, known, store);
+    expect(tampered.status).toBe("failed");
+    expect(tampered.output).toContain("failed verification");
+    expect((await readWith({ path: "artifact://xyz" }, known, store)).output).toContain("not a valid reference");
+  });
+
+  test("a default read that cuts a file names a snapshot artifact that can be read back", async () => {
+    writeFileSync(join(ws, "long.log"), Array.from({ length: 5000 }, (_, i) => `entry ${i + 1}`).join("\n"));
+    const known = new Set<string>();
+    const store = createArtifactStore(join(base, "spill"));
+    const first = await readWith({ path: "long.log" }, known, store);
+    const uri = /artifact:\/\/[0-9a-f]{64}/.exec(first.output)?.[0];
+    expect(uri).toBeDefined();
+    known.add(uri!.slice("artifact://".length));
+    const tail = await readWith({ path: uri!, offset: 5000 }, known, store);
+    expect(numberedLines(tail.output)).toEqual(["5000\tentry 5000"]);
+  });
 });

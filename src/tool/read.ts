@@ -1,9 +1,11 @@
 import { readdirSync, readSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { z } from "zod";
-import { openChecked, type OpenedPath } from "../security/files.ts";
+import { openChecked, readHead, type OpenedPath } from "../security/files.ts";
 import { displayPath, resolveInRoots } from "../security/roots.ts";
-import { defineTool } from "./define.ts";
+import { MAX_ARTIFACT_BYTES, parseArtifactUri } from "../store/artifacts.ts";
+import { defineTool, type ToolContext, type ToolOutput } from "./define.ts";
+import { looksBinary, sniffMedia, type MediaKind } from "./media.ts";
 
 const DEFAULT_LINE_LIMIT = 2000;
 const MAX_LINE_CHARS = 2000;
@@ -14,14 +16,29 @@ const CHUNK_BYTES = 1024 * 1024;
 /** Files up to this size get an exact line count in the continuation note. */
 const COUNT_LINES_UP_TO_BYTES = 16 * 1024 * 1024;
 
+/** Reads bytes at a position into a buffer; returns how many (0 at the end). */
+type ChunkReader = (buffer: Uint8Array, position: number) => number;
+
+export function fdReader(fd: number): ChunkReader {
+  return (buffer, position) => readSync(fd, buffer, 0, buffer.length, position);
+}
+
+export function bytesReader(bytes: Uint8Array): ChunkReader {
+  return (buffer, position) => {
+    const slice = bytes.subarray(position, position + buffer.length);
+    buffer.set(slice);
+    return slice.length;
+  };
+}
+
 /** Number of lines in the file (a last line without a newline counts). */
-function countLines(fd: number, size: number): number {
+function countLines(readChunk: ChunkReader, size: number): number {
   const buffer = new Uint8Array(CHUNK_BYTES);
   let lines = 0;
   let position = 0;
   let last = 10;
   while (position < size) {
-    const read = readSync(fd, buffer, 0, buffer.length, position);
+    const read = readChunk(buffer, position);
     if (read === 0) break;
     for (let i = 0; i < read; i++) if (buffer[i] === 10) lines += 1;
     last = buffer[read - 1] ?? 10;
@@ -32,7 +49,7 @@ function countLines(fd: number, size: number): number {
 
 const input = z
   .object({
-    path: z.string().min(1).describe("File or directory path, relative to the workspace or absolute inside an allowed root"),
+    path: z.string().min(1).describe("Path (relative to the workspace or absolute inside an allowed root) or artifact://<sha256>"),
     offset: z.number().int().min(1).optional().describe("First line to read (1-based)"),
     limit: z.number().int().min(1).optional().describe(`Number of lines (default ${DEFAULT_LINE_LIMIT})`),
   })
@@ -74,7 +91,7 @@ type LineWindow = { lines: string[]; clipped: boolean; reachedEnd: boolean; tota
  * up to `count` lines within the character budget; memory stays bounded by the
  * window, whatever the file's size.
  */
-function readLines(fd: number, first: number, count: number): LineWindow {
+export function readLines(readChunk: ChunkReader, first: number, count: number): LineWindow {
   const decoder = new TextDecoder();
   const buffer = new Uint8Array(CHUNK_BYTES);
   const lines: string[] = [];
@@ -100,7 +117,7 @@ function readLines(fd: number, first: number, count: number): LineWindow {
   };
 
   while (!done) {
-    const read = readSync(fd, buffer, 0, buffer.length, position);
+    const read = readChunk(buffer, position);
     if (position === 0 && buffer.subarray(0, Math.min(read, 8192)).includes(0)) {
       return { lines: [], clipped: false, reachedEnd: false, totalLines: 0, binary: true };
     }
@@ -126,13 +143,71 @@ function readLines(fd: number, first: number, count: number): LineWindow {
   return { lines, clipped, reachedEnd: !done, totalLines: lineNumber, binary: false };
 }
 
+const SPILL_UP_TO_BYTES = 8 * 1024 * 1024;
+
+type Source = { shown: string; size: number; reader: ChunkReader; head: Uint8Array; whole(): Uint8Array };
+
+/** Media as typed content, bounded by limits.maxAttachmentBytes. */
+function mediaResult(source: Source, kind: MediaKind, ctx: ToolContext): ToolOutput {
+  if (source.size > ctx.maxAttachmentBytes) {
+    throw new Error(
+      `${source.shown} is a ${kind.label} of ${source.size} bytes, above limits.maxAttachmentBytes (${ctx.maxAttachmentBytes}); it was not attached`,
+    );
+  }
+  const data = Buffer.from(source.whole()).toString("base64");
+  return {
+    output: `${source.shown}: ${kind.label} (${kind.mediaType}, ${source.size} bytes), attached`,
+    media: [{ type: "file", mediaType: kind.mediaType, data, filename: basename(source.shown) }],
+  };
+}
+
+/** Numbered lines; when the default window cuts a file, its full text also goes to the artifact store. */
+function textResult(source: Source, offset: number | undefined, limit: number | undefined, ctx: ToolContext): ToolOutput {
+  if (source.size === 0) return { output: `${source.shown} is empty` };
+  const first = offset ?? 1;
+  const window = readLines(source.reader, first, limit ?? DEFAULT_LINE_LIMIT);
+  if (window.lines.length === 0) throw new Error(`${source.shown} has ${window.totalLines} lines; offset ${first} is past the end`);
+  const last = first + window.lines.length - 1;
+  const notes: string[] = [];
+  if (!window.reachedEnd) {
+    const total = source.size <= COUNT_LINES_UP_TO_BYTES ? `${countLines(source.reader, source.size)} lines` : `a ${source.size}-byte file`;
+    let spilled = "";
+    if (limit === undefined && source.size <= SPILL_UP_TO_BYTES) {
+      // A snapshot the model can page through even if the file changes meanwhile.
+      spilled = `; the full text is ${ctx.artifacts.put(source.whole()).uri}`;
+    }
+    notes.push(`(lines ${first}-${last} of ${total}; use offset=${last + 1} to continue${spilled})`);
+  }
+  return { output: [...window.lines, ...notes].join("\n"), truncated: window.clipped || !window.reachedEnd };
+}
+
+function describeSource(source: Source, offset: number | undefined, limit: number | undefined, ctx: ToolContext): ToolOutput {
+  const kind = sniffMedia(source.head, source.shown);
+  if (kind) return mediaResult(source, kind, ctx);
+  if (looksBinary(source.head)) {
+    return { output: `${source.shown} is a binary file (${source.size} bytes) of a type models cannot take; its content is not shown` };
+  }
+  return textResult(source, offset, limit, ctx);
+}
+
+function readArtifact(path: string, offset: number | undefined, limit: number | undefined, ctx: ToolContext): ToolOutput {
+  const sha = parseArtifactUri(path);
+  if (sha === undefined) throw new Error(`${path} is not a valid reference (expected artifact://<64 hex characters>)`);
+  // Only references the model was actually given: the store is not a directory to browse.
+  if (!ctx.knownArtifacts.has(sha)) throw new Error(`${path} is not a reference from this conversation`);
+  const bytes = ctx.artifacts.get(sha);
+  const source: Source = { shown: path, size: bytes.length, reader: bytesReader(bytes), head: bytes.subarray(0, 8192), whole: () => bytes };
+  return describeSource(source, offset, limit, ctx);
+}
+
 export const readTool = defineTool({
   name: "read",
   description:
-    "Read a file (numbered lines; use offset/limit for ranges) or list a directory. Paths are relative to the workspace.",
+    "Read a file (numbered lines; use offset/limit for ranges), an image/PDF/audio file, an artifact://<sha256> reference, or list a directory.",
   input,
   classify: () => ({ risk: "read", operation: "read" }),
   async execute({ path, offset, limit }, ctx) {
+    if (path.startsWith("artifact://")) return readArtifact(path, offset, limit, ctx);
     const checked = resolveInRoots(ctx.roots, path, "read");
     if (!checked.ok) throw new Error(checked.error);
     const target = checked.value.path;
@@ -142,22 +217,11 @@ export const readTool = defineTool({
       const { stat } = opened;
       if (stat.isDirectory()) return listDirectory(opened, target, shown);
       if (!stat.isFile()) throw new Error(`${shown} is not a regular file (a device, FIFO or socket is never read)`);
-      if (stat.size === 0) return { output: `${shown} is empty` };
-
-      const first = offset ?? 1;
-      const window = readLines(opened.fd, first, limit ?? DEFAULT_LINE_LIMIT);
-      if (window.binary) return { output: `${shown} is a binary file (${stat.size} bytes); its content is not shown as text` };
-      if (window.lines.length === 0) {
-        throw new Error(`${shown} has ${window.totalLines} lines; offset ${first} is past the end`);
-      }
-      const last = first + window.lines.length - 1;
-      const notes: string[] = [];
-      if (!window.reachedEnd) {
-        const total = stat.size <= COUNT_LINES_UP_TO_BYTES ? `${countLines(opened.fd, stat.size)} lines` : `a ${stat.size}-byte file`;
-        notes.push(`(lines ${first}-${last} of ${total}; use offset=${last + 1} to continue)`);
-      }
-      const truncated = window.clipped || last < window.totalLines || !window.reachedEnd;
-      return { output: [...window.lines, ...notes].join("\n"), truncated };
+      const reader = fdReader(opened.fd);
+      const head = new Uint8Array(Math.min(stat.size, 8192));
+      reader(head, 0);
+      const whole = () => readHead(opened, Math.min(stat.size, MAX_ARTIFACT_BYTES)).bytes;
+      return describeSource({ shown, size: stat.size, reader, head, whole }, offset, limit, ctx);
     } finally {
       opened.close();
     }
