@@ -216,3 +216,17 @@ test("a config that other users can write is never trusted or loaded", async () 
   expect(agents.stderr).toContain("not loading project config");
   expect(agents.stderr).toContain("is writable by every user");
 });
+
+test("an untrusted project file is not even parsed (boot order: trust first)", async () => {
+  sandbox.writeUserConfig(fakeConfig(fake.url));
+  sandbox.writeProjectConfig('{ "permissionMode": "yolo", this is not JSON at all');
+  fake.script([{ text: "fine" }]);
+  const result = await runZero(["run", "x"], { sandbox });
+  expect(result.code).toBe(0);
+  expect(result.stdout).toBe("fine\n");
+  expect(result.stderr).toContain("ignoring untrusted project config");
+  // Once trusted, the same file is read and its mistakes are reported.
+  const trust = await runZero(["trust"], { sandbox });
+  expect(trust.code).toBe(2);
+  expect(trust.stderr).toMatch(/zero-cli\.jsonc:1:\d+: /);
+});

@@ -24,6 +24,16 @@ function oneLine(text: string, max = 120): string {
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
+const DIFF_PREVIEW_LINES = 40;
+
+/** The first lines of a change, indented under its tool line (sanitized by the caller's stderr). */
+function diffPreview(diff: string): string {
+  const lines = diff.split("\n").filter((line) => !line.startsWith("===") && line !== "");
+  const shown = lines.slice(0, DIFF_PREVIEW_LINES).map((line) => `    ${line}`);
+  if (lines.length > DIFF_PREVIEW_LINES) shown.push(`    … ${lines.length - DIFF_PREVIEW_LINES} more lines`);
+  return `${shown.join("\n")}\n`;
+}
+
 /**
  * Renders the event stream for people: the answer streams to stdout, one line
  * per tool call and any failure go to stderr, and everything model-controlled
@@ -62,6 +72,7 @@ export function createHumanPrinter(stdout: Writer, stderr: Writer) {
         const summary = calls.get(event.callId) ?? "";
         const detail = event.status === "completed" ? "" : ` (${event.status}: ${oneLine(event.output, 400)})`;
         stderr(`• ${event.tool}${summary ? ` ${summary}` : ""}${detail}\n`);
+        if (event.diff) stderr(diffPreview(event.diff));
         break;
       }
       case "provider.retry": {
