@@ -126,27 +126,32 @@ export function defineTool<Schema extends z.ZodType>(definition: ToolDefinition<
       if (ctx.signal.aborted) return { status: "cancelled", output: "cancelled before it started", truncated: false };
       // The call gets its own signal: the run's cancellation plus this call's timeout.
       const timeout = new AbortController();
-      const timer = setSafeTimeout(() => timeout.abort(), ctx.timeoutMs);
+      // The reason tells a tool that handles its own stopping (run) "timeout" from "cancelled".
+      const timer = setSafeTimeout(() => timeout.abort(new DOMException(`${definition.name} timed out after ${ctx.timeoutMs} ms`, "TimeoutError")), ctx.timeoutMs);
       const signal = AbortSignal.any([ctx.signal, timeout.signal]);
       const execution = definition.execute(input as z.infer<Schema>, { ...ctx, signal });
       execution.catch(() => undefined); // observed below; never an unhandled rejection
       const stopped = new Promise<"stopped">((resolve) => signal.addEventListener("abort", () => resolve("stopped"), { once: true }));
+      const completed = (output: ToolOutput, status: ToolResult["status"]): ToolResult => {
+        const bounded = boundOutput(output.output, ctx.artifacts);
+        return {
+          status,
+          output: bounded.output,
+          truncated: bounded.truncated || output.truncated === true,
+          ...(output.media ? { media: output.media } : {}),
+          ...(output.diff !== undefined ? { diff: output.diff } : {}),
+        };
+      };
       try {
         const first = await Promise.race([execution, stopped]);
-        if (first !== "stopped") {
-          const bounded = boundOutput(first.output, ctx.artifacts);
-          return {
-            status: "completed",
-            output: bounded.output,
-            truncated: bounded.truncated || first.truncated === true,
-            ...(first.media ? { media: first.media } : {}),
-            ...(first.diff !== undefined ? { diff: first.diff } : {}),
-          };
-        }
-        // Stopped: give the tool a moment to clean up (a process group to kill) before answering.
-        await Promise.race([execution.then(() => undefined, () => undefined), sleep(SETTLE_GRACE_MS)]);
-        if (ctx.signal.aborted) return { status: "cancelled", output: "cancelled", truncated: false };
-        return { status: "failed", output: `${definition.name} timed out after ${ctx.timeoutMs} ms and was stopped`, truncated: false };
+        if (first !== "stopped") return completed(first, "completed");
+        // Stopped: give the tool a moment to clean up (a process group to kill). What it
+        // reports then (e.g. the output so far) is kept; only the status says it was stopped.
+        const settled = await Promise.race([execution.then((output) => output, () => undefined), sleep(SETTLE_GRACE_MS).then(() => undefined)]);
+        const status = ctx.signal.aborted ? "cancelled" : "failed";
+        if (settled !== undefined) return completed(settled, status);
+        if (status === "cancelled") return { status, output: "cancelled", truncated: false };
+        return { status, output: `${definition.name} timed out after ${ctx.timeoutMs} ms and was stopped`, truncated: false };
       } catch (error) {
         if (ctx.signal.aborted) return { status: "cancelled", output: "cancelled", truncated: false };
         return { status: "failed", ...boundOutput(errorMessage(error), ctx.artifacts) };

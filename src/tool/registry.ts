@@ -1,10 +1,12 @@
 import type { Tool } from "./define.ts";
 import { readTool } from "./read.ts";
+import { runTool } from "./run.ts";
+import { writeTool } from "./write.ts";
 
 /** The six capability tools the model may be given. */
 export const CORE_TOOL_NAMES = ["read", "write", "run", "find", "search", "delegate"] as const;
 
 /** The tools this build provides, by name. */
 export function createToolRegistry(): Map<string, Tool> {
-  return new Map([[readTool.name, readTool]]);
+  return new Map([readTool, writeTool, runTool].map((tool) => [tool.name, tool]));
 }

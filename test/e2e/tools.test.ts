@@ -1,0 +1,141 @@
+import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { startFakeProvider, type FakeProvider } from "../support/fake-provider.ts";
+import { fakeConfig, jsonLines, makeSandbox, runZero, type Sandbox } from "../support/cli.ts";
+
+let fake: FakeProvider;
+let sandbox: Sandbox;
+
+beforeAll(async () => {
+  fake = await startFakeProvider();
+});
+afterAll(async () => {
+  await fake.close();
+});
+beforeEach(() => {
+  fake.reset();
+  sandbox = makeSandbox();
+});
+afterEach(() => sandbox.cleanup());
+
+function toolAnswers(index: number): Array<{ tool_call_id: string; content: string }> {
+  return fake.requests[index]!.body.messages.filter((m: any) => m.role === "tool");
+}
+
+function processesMatching(pattern: string): string {
+  return new TextDecoder().decode(Bun.spawnSync(["pgrep", "-f", pattern]).stdout).trim();
+}
+
+test("run: denied headless in ask mode, allowed with -y, with exit code and output", async () => {
+  sandbox.writeUserConfig(fakeConfig(fake.url));
+  const touch = { toolCalls: [{ name: "run", args: { command: "touch made-by-run && echo hi" }, id: "call_run" }] };
+  fake.script([touch, { text: "ok" }]);
+  const asked = await runZero(["run", "--json", "make a file"], { sandbox });
+  expect(asked.code).toBe(0);
+  expect(existsSync(join(sandbox.workspace, "made-by-run"))).toBe(false);
+  const events = jsonLines(asked.stdout);
+  expect(events.some((e) => e.type === "permission.requested" && e.tool === "run")).toBe(true);
+  expect(events.find((e) => e.type === "tool.completed")!.status).toBe("denied");
+  expect(toolAnswers(1)[0]!.content).toContain("requires approval");
+
+  fake.reset();
+  fake.script([touch, { text: "ok" }]);
+  const allowed = await runZero(["run", "-y", "make a file"], { sandbox });
+  expect(allowed.code).toBe(0);
+  expect(existsSync(join(sandbox.workspace, "made-by-run"))).toBe(true);
+  expect(toolAnswers(1)[0]!.content).toBe("exit code 0\nhi\n");
+
+  fake.reset();
+  fake.script([touch, { text: "ok" }]);
+  const acceptEdits = await runZero(["run", "--permission-mode", "accept-edits", "x"], { sandbox });
+  expect(acceptEdits.code).toBe(0);
+  expect(toolAnswers(1)[0]!.content).toContain("accept-edits mode requires approval for running commands");
+});
+
+test("run: a timed-out command leaves no process behind", async () => {
+  sandbox.writeUserConfig(fakeConfig(fake.url, "chat", { limits: { toolTimeoutMs: 800 } }));
+  const marker = `sleep 37.${process.pid}`;
+  fake.script([{ toolCalls: [{ name: "run", args: { command: `(${marker}) & ${marker}` } }] }, { text: "ok" }]);
+  const started = performance.now();
+  const result = await runZero(["run", "-y", "x"], { sandbox });
+  expect(result.code).toBe(0);
+  expect(performance.now() - started).toBeLessThan(8_000);
+  expect(toolAnswers(1)[0]!.content).toStartWith("timed out after 800 ms; the process group was terminated");
+  expect(processesMatching(marker)).toBe("");
+});
+
+test("run: huge output becomes an artifact the model reads back", async () => {
+  sandbox.writeUserConfig(fakeConfig(fake.url));
+  let uri = "";
+  fake.script([
+    { toolCalls: [{ name: "run", args: { command: "seq 1 200000" } }] },
+    (req) => {
+      const answer = req.body.messages.filter((m: any) => m.role === "tool").at(-1);
+      uri = /artifact:\/\/[0-9a-f]{64}/.exec(answer.content)?.[0] ?? "missing";
+      return { toolCalls: [{ name: "read", args: { path: uri, offset: 150000, limit: 2 } }] };
+    },
+    { text: "done" },
+  ]);
+  const result = await runZero(["run", "-y", "count"], { sandbox });
+  expect(result.code).toBe(0);
+  const first = toolAnswers(1)[0]!.content;
+  expect(first.length).toBeLessThan(70_000);
+  expect(first).toContain("exit code 0");
+  expect(uri).toMatch(/^artifact:\/\/[0-9a-f]{64}$/);
+  expect(toolAnswers(2).at(-1)!.content).toStartWith("150000\t150000\n150001\t150001");
+});
+
+test("run: reduced environment, no provider keys", async () => {
+  sandbox.writeUserConfig(fakeConfig(fake.url, "responses"));
+  fake.script([{ toolCalls: [{ name: "run", args: { command: "env" } }] }, { text: "ok" }]);
+  const result = await runZero(["run", "-y", "x"], { sandbox, env: { FAKE_KEY: "sk-provider-key-123", OPENAI_API_KEY: "sk-openai-999", ZERO_CLI_MODEL: "x/y" } });
+  expect(result.code).toBe(0);
+  const env = fake.requests[1]!.body.input.find((m: any) => m.type === "function_call_output").output as string;
+  expect(env).toContain("PATH=");
+  expect(env).not.toContain("sk-provider-key-123");
+  expect(env).not.toContain("sk-openai-999");
+  expect(env).not.toContain("ZERO_CLI_MODEL");
+});
+
+test("write: an edit then a read back sees the change; the human output shows the diff", async () => {
+  sandbox.writeUserConfig(fakeConfig(fake.url));
+  fake.script([
+    { toolCalls: [{ name: "write", args: { operation: "edit", path: "README.md", oldText: "The answer is 42.", newText: "The answer is 43." } }] },
+    { toolCalls: [{ name: "read", args: { path: "README.md" } }] },
+    { text: "changed" },
+  ]);
+  const result = await runZero(["run", "--permission-mode", "accept-edits", "change the answer"], { sandbox });
+  expect(result.code).toBe(0);
+  expect(await Bun.file(join(sandbox.workspace, "README.md")).text()).toContain("The answer is 43.");
+  expect(toolAnswers(2).at(-1)!.content).toContain("3\tThe answer is 43.");
+  expect(result.stderr).toContain("-The answer is 42.");
+  expect(result.stderr).toContain("+The answer is 43.");
+});
+
+test("write: denied in ask mode (headless) and in read-only mode; nothing changes", async () => {
+  sandbox.writeUserConfig(fakeConfig(fake.url));
+  const create = { toolCalls: [{ name: "write", args: { operation: "write", path: "new.txt", content: "x\n" } }] };
+  for (const mode of ["ask", "read-only"]) {
+    fake.reset();
+    fake.script([create, { text: "ok" }]);
+    const result = await runZero(["run", "--permission-mode", mode, "x"], { sandbox });
+    expect(result.code).toBe(0);
+    expect(existsSync(join(sandbox.workspace, "new.txt"))).toBe(false);
+    expect(result.stderr).toContain("(denied:");
+  }
+});
+
+test("write: a diff that does not apply is refused and changes nothing", async () => {
+  sandbox.writeUserConfig(fakeConfig(fake.url));
+  const before = await Bun.file(join(sandbox.workspace, "README.md")).text();
+  const patch = ["--- a/README.md", "+++ b/README.md", "@@ -1,3 +1,3 @@", " # Not this project", " ", "-The answer is 41.", "+The answer is 40.", ""].join("\n");
+  fake.script([{ toolCalls: [{ name: "write", args: { operation: "patch", patch } }] }, { text: "ok" }]);
+  const result = await runZero(["run", "-y", "x"], { sandbox });
+  expect(result.code).toBe(0);
+  const answer = toolAnswers(1)[0]!.content;
+  expect(answer).toMatch(/patch|apply/i);
+  expect(await Bun.file(join(sandbox.workspace, "README.md")).text()).toBe(before);
+  const events = await runZero(["agents"], { sandbox }); // the workspace is still usable
+  expect(events.code).toBe(0);
+});
