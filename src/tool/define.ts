@@ -40,6 +40,9 @@ export type ToolOutput = {
 /** Declared by a tool for the policy: what this particular call would do. */
 export type Classification = { risk: Risk; operation: Operation };
 
+/** What classification may look at: the roots, to judge a path by where it really leads. */
+export type ClassifyScope = { roots?: Roots };
+
 export type ToolResult = {
   status: "completed" | "failed" | "cancelled";
   output: string;
@@ -52,7 +55,7 @@ export type ToolDefinition<Schema extends z.ZodType> = {
   name: string;
   description: string;
   input: Schema;
-  classify(input: z.infer<Schema>): Classification;
+  classify(input: z.infer<Schema>, scope: ClassifyScope): Classification;
   execute(input: z.infer<Schema>, ctx: ToolContext): Promise<ToolOutput>;
 };
 
@@ -64,7 +67,7 @@ export type Tool = {
   /** JSON schema for the model, computed once. */
   inputSchema: Record<string, unknown>;
   /** Validates raw model input and classifies the call; never throws. */
-  prepare(raw: unknown): Prepared;
+  prepare(raw: unknown, scope?: ClassifyScope): Prepared;
   /** Runs a prepared input; throws become failed results, output is bounded. */
   run(input: unknown, ctx: ToolContext): Promise<ToolResult>;
 };
@@ -113,11 +116,11 @@ export function defineTool<Schema extends z.ZodType>(definition: ToolDefinition<
     name: definition.name,
     description: definition.description,
     inputSchema,
-    prepare(raw) {
+    prepare(raw, scope = {}) {
       const parsed = definition.input.safeParse(raw);
       if (!parsed.success) return { ok: false, error: `invalid input for ${definition.name}: ${formatIssues(parsed.error)}` };
       try {
-        return { ok: true, input: parsed.data, classification: definition.classify(parsed.data) };
+        return { ok: true, input: parsed.data, classification: definition.classify(parsed.data, scope) };
       } catch (error) {
         return { ok: false, error: errorMessage(error) };
       }

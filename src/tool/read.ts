@@ -1,6 +1,7 @@
 import { readdirSync, readSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { z } from "zod";
+import { isSecretLikePath } from "../policy/secret-paths.ts";
 import { openChecked, readHead, type OpenedPath } from "../security/files.ts";
 import { displayPath, resolveInRoots } from "../security/roots.ts";
 import { MAX_ARTIFACT_BYTES, parseArtifactUri } from "../store/artifacts.ts";
@@ -205,7 +206,14 @@ export const readTool = defineTool({
   description:
     "Read a file (numbered lines; use offset/limit for ranges), an image/PDF/audio file, an artifact://<sha256> reference, or list a directory.",
   input,
-  classify: () => ({ risk: "read", operation: "read" }),
+  // A direct read of a secret-like file (.env, keys, credentials) is its own operation, so
+  // policy can ask first. Judged on the name asked for and on where it really leads.
+  classify: ({ path }, { roots }) => {
+    if (path.startsWith("artifact://")) return { risk: "read", operation: "read" };
+    const resolved = roots ? resolveInRoots(roots, path, "read") : undefined;
+    const secret = isSecretLikePath(path) || (resolved?.ok === true && isSecretLikePath(resolved.value.relative));
+    return { risk: "read", operation: secret ? "read-secret" : "read" };
+  },
   async execute({ path, offset, limit }, ctx) {
     if (path.startsWith("artifact://")) return readArtifact(path, offset, limit, ctx);
     const checked = resolveInRoots(ctx.roots, path, "read");

@@ -1,4 +1,5 @@
 import type { Tool } from "./define.ts";
+import { findTool } from "./find.ts";
 import { readTool } from "./read.ts";
 import { runTool } from "./run.ts";
 import { writeTool } from "./write.ts";
@@ -8,5 +9,5 @@ export const CORE_TOOL_NAMES = ["read", "write", "run", "find", "search", "deleg
 
 /** The tools this build provides, by name. */
 export function createToolRegistry(): Map<string, Tool> {
-  return new Map([readTool, writeTool, runTool].map((tool) => [tool.name, tool]));
+  return new Map([readTool, writeTool, runTool, findTool].map((tool) => [tool.name, tool]));
 }

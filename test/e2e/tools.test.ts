@@ -139,3 +139,38 @@ test("write: a diff that does not apply is refused and changes nothing", async (
   const events = await runZero(["agents"], { sandbox }); // the workspace is still usable
   expect(events.code).toBe(0);
 });
+
+test("find: hides .env and other secret-like files even when asked for them", async () => {
+  await Bun.write(join(sandbox.workspace, ".env"), "API_TOKEN=super-secret-value\n");
+  await Bun.write(join(sandbox.workspace, ".env.example"), "API_TOKEN=\n");
+  await Bun.write(join(sandbox.workspace, "src", "config.ts"), "export const token = process.env.API_TOKEN;\n");
+  sandbox.writeUserConfig(fakeConfig(fake.url));
+  fake.script([
+    { toolCalls: [{ name: "find", args: { pattern: "API_TOKEN", glob: [".env", "**/.env*"] } }] },
+    { toolCalls: [{ name: "find", args: { pattern: "API_TOKEN" } }] },
+    { text: "ok" },
+  ]);
+  const result = await runZero(["run", "x"], { sandbox });
+  expect(result.code).toBe(0);
+  const withGlob = toolAnswers(1).at(-1)!.content;
+  expect(withGlob).not.toContain("super-secret-value");
+  expect(withGlob).toContain(".env.example");
+  const plain = toolAnswers(2).at(-1)!.content;
+  expect(plain).toContain("src/config.ts:1:");
+  expect(plain).not.toContain("super-secret-value");
+});
+
+test("read: a direct read of a secret-like file asks (denied headless), full-access reads it", async () => {
+  await Bun.write(join(sandbox.workspace, ".env"), "API_TOKEN=abc\n");
+  sandbox.writeUserConfig(fakeConfig(fake.url));
+  const readEnv = { toolCalls: [{ name: "read", args: { path: ".env" } }] };
+  fake.script([readEnv, { text: "ok" }]);
+  const asked = await runZero(["run", "--json", "x"], { sandbox });
+  const events = jsonLines(asked.stdout);
+  expect(events.find((e) => e.type === "permission.requested")).toMatchObject({ tool: "read", operation: "read-secret" });
+  expect(events.find((e) => e.type === "tool.completed")!.status).toBe("denied");
+  fake.reset();
+  fake.script([readEnv, { text: "ok" }]);
+  await runZero(["run", "-y", "x"], { sandbox });
+  expect(toolAnswers(1).at(-1)!.content).toContain("API_TOKEN=");
+});
