@@ -9,6 +9,7 @@ import { createRoots } from "../src/security/roots.ts";
 import { createArtifactStore } from "../src/store/artifacts.ts";
 import type { ToolContext } from "../src/tool/define.ts";
 import { findTool } from "../src/tool/find.ts";
+import { createRedactor } from "../src/security/redact.ts";
 
 const RUNS = Number(process.env.BENCH_FIND_RUNS ?? 10);
 const PACKAGES = 50;
@@ -116,6 +117,7 @@ async function main(): Promise<void> {
       artifacts: createArtifactStore(join(base, "artifacts")),
       knownArtifacts: new Set(),
       maxAttachmentBytes: 1024 * 1024,
+      redactor: createRedactor(),
     };
     const common = ["--no-config", "--hidden", "--no-require-git"];
     const cases: Case[] = [

@@ -12,6 +12,7 @@ import { createRoots } from "../src/security/roots.ts";
 import { createArtifactStore } from "../src/store/artifacts.ts";
 import type { ToolContext } from "../src/tool/define.ts";
 import { runTool } from "../src/tool/run.ts";
+import { createRedactor } from "../src/security/redact.ts";
 
 export type RunToolBench = {
   runs: number;
@@ -65,6 +66,7 @@ export async function benchRunTool(runs = 30, bigRuns = 5, bigBytes = 50_000_000
       artifacts: createArtifactStore(join(base, ".artifacts")),
       knownArtifacts: new Set(),
       maxAttachmentBytes: 1024 * 1024,
+      redactor: createRedactor(),
     };
     const viaTool = async (command: string): Promise<void> => {
       const result = await runTool.run({ command }, ctx);

@@ -2,7 +2,7 @@ import type { StepToolCall } from "../llm/step.ts";
 import type { StopReason, ToolStatus } from "../protocol/events.ts";
 import type { ToolResultOutput, ToolResultPart } from "../protocol/messages.ts";
 import { evaluate } from "../policy/rules.ts";
-import type { MediaPart, ToolResult } from "../tool/define.ts";
+import type { MediaPart, RedactionSummary, ToolResult } from "../tool/define.ts";
 import type { LoopInput } from "./loop-input.ts";
 
 /** Run-wide state the guards and tools need; mutated as calls are made. */
@@ -82,7 +82,8 @@ export async function admitCall(
   });
 
   const started = performance.now();
-  const answer = (status: ToolStatus, output: ToolResultOutput, text: string, extra: { truncated?: boolean; diff?: string; stop?: StopReason } = {}): Answered => {
+  type Extra = { truncated?: boolean; diff?: string; redactions?: RedactionSummary; stop?: StopReason };
+  const answer = (status: ToolStatus, output: ToolResultOutput, text: string, extra: Extra = {}): Answered => {
     input.emit({
       type: "tool.completed",
       callId: call.callId,
@@ -92,6 +93,7 @@ export async function admitCall(
       truncated: extra.truncated ?? false,
       durationMs: Math.round((performance.now() - started) * 100) / 100,
       ...(extra.diff !== undefined ? { diff: extra.diff } : {}),
+      ...(extra.redactions ? { redactions: extra.redactions } : {}),
     });
     learnArtifacts(text, guards.knownArtifacts);
     return { part: { type: "tool-result", toolCallId: call.callId, toolName: call.tool, output }, ...(extra.stop ? { stop: extra.stop } : {}) };
@@ -165,10 +167,12 @@ export async function admitCall(
         artifacts: input.services.artifacts,
         knownArtifacts: guards.knownArtifacts,
         maxAttachmentBytes: input.limits.maxAttachmentBytes,
+        redactor: input.services.redactor,
       });
       return answer(result.status, modelOutput(input, result), result.output, {
         truncated: result.truncated,
         ...(result.diff !== undefined ? { diff: result.diff } : {}),
+        ...(result.redactions ? { redactions: result.redactions } : {}),
       });
     },
   };

@@ -8,6 +8,7 @@ import { createApprovalBroker } from "../policy/approvals.ts";
 import { MODE_RULES } from "../policy/rules.ts";
 import type { EventBody } from "../protocol/events.ts";
 import { createRoots } from "../security/roots.ts";
+import { createRedactor } from "../security/redact.ts";
 import { createArtifactStore } from "../store/artifacts.ts";
 import { defineTool, type Tool } from "../tool/define.ts";
 import { runLoop } from "./loop.ts";
@@ -76,7 +77,7 @@ test("read-only calls of a step run side by side; a mutating call runs alone, in
     rules: MODE_RULES["full-access"],
     approvals: createApprovalBroker(undefined),
     roots: createRoots({ workspace: ws }),
-    services: { env: {}, artifacts: createArtifactStore(join(ws, ".artifacts")) },
+    services: { env: {}, artifacts: createArtifactStore(join(ws, ".artifacts")), redactor: createRedactor() },
     modelCapabilities: ["text", "tools"],
     limits: { maxSteps: 5, maxToolCalls: 10, toolTimeoutMs: 5000, maxAttachmentBytes: 1024 },
     signal: new AbortController().signal,

@@ -4,6 +4,7 @@ import type { EventBody, StopReason } from "../protocol/events.ts";
 import type { ModelMessage } from "../protocol/messages.ts";
 import type { ApprovalBroker } from "../policy/approvals.ts";
 import type { Rule } from "../policy/rules.ts";
+import type { Redactor } from "../security/redact.ts";
 import type { Roots } from "../security/roots.ts";
 import type { ArtifactStore } from "../store/artifacts.ts";
 import type { Tool } from "../tool/define.ts";
@@ -13,7 +14,7 @@ import type { Env } from "../util/env.ts";
 export type LoopLimits = { maxSteps: number; maxToolCalls: number; toolTimeoutMs: number; maxAttachmentBytes: number };
 
 /** What tools may use besides the roots: the environment and the artifact store. */
-export type ToolServices = { env: Env; artifacts: ArtifactStore };
+export type ToolServices = { env: Env; artifacts: ArtifactStore; redactor: Redactor };
 
 export type LoopInput = {
   agent: string;

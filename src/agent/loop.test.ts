@@ -11,6 +11,7 @@ import { MODE_RULES } from "../policy/rules.ts";
 import type { EventBody, StopReason, Usage } from "../protocol/events.ts";
 import type { ModelMessage, ToolResultPart } from "../protocol/messages.ts";
 import { createRoots, resolveInRoots } from "../security/roots.ts";
+import { createRedactor } from "../security/redact.ts";
 import { createArtifactStore } from "../store/artifacts.ts";
 import { type Tool, defineTool } from "../tool/define.ts";
 import { type LoopLimits, type LoopResult, runLoop } from "./loop.ts";
@@ -188,7 +189,7 @@ async function run(options: RunOptions) {
     rules: MODE_RULES[mode],
     approvals: createApprovalBroker(options.responder),
     roots: createRoots({ workspace: ws }),
-    services: { env: {}, artifacts: createArtifactStore(join(ws, ".artifacts")) },
+    services: { env: {}, artifacts: createArtifactStore(join(ws, ".artifacts")), redactor: createRedactor() },
     modelCapabilities: ["text", "tools"],
     limits: { maxSteps: 10, maxToolCalls: 50, toolTimeoutMs: 10_000, maxAttachmentBytes: 1024 * 1024, ...options.limits },
     signal: controller.signal,

@@ -184,6 +184,8 @@ export const toolCompletedSchema = z.object({
   durationMs: z.number().nonnegative(),
   /** A unified diff of what the call changed (write), for surfaces to show. */
   diff: z.string().optional(),
+  /** How many secrets the redaction pass removed from this result, and of which kinds. */
+  redactions: z.object({ count: z.number().int().positive(), kinds: z.record(z.string(), z.number().int().positive()) }).optional(),
 });
 
 export const guardTriggeredSchema = z.object({

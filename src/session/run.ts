@@ -18,6 +18,7 @@ import { newRunId, newSessionId } from "../protocol/ids.ts";
 import { userMessage, type ModelMessage } from "../protocol/messages.ts";
 import { createApprovalBroker, type ApprovalResponder } from "../policy/approvals.ts";
 import { MODE_RULES } from "../policy/rules.ts";
+import { createRedactor } from "../security/redact.ts";
 import { createRoots, type Roots } from "../security/roots.ts";
 import type { Tool } from "../tool/define.ts";
 import { CORE_TOOL_NAMES, createToolRegistry } from "../tool/registry.ts";
@@ -73,6 +74,22 @@ export type PreparedRun = {
   /** Cancels the run: the model request and running tools are aborted. */
   cancel(): void;
 };
+
+const SECRET_VARIABLE = /(API_KEY|_KEY|_TOKEN|_SECRET|PASSWORD|CREDENTIALS?)$/i;
+const CANONICAL_KEY_VARIABLES = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "KIMI_API_KEY", "NEBIUS_API_KEY", "AI_GATEWAY_API_KEY", "BRAVE_SEARCH_API_KEY"];
+
+/**
+ * The secret values zero itself can see: every key variable the config names,
+ * the providers' canonical variables, and any variable named like a secret.
+ * Their exact text is scrubbed from tool output wherever it appears.
+ */
+function knownSecretValues(config: EffectiveConfig, env: Env): string[] {
+  const names = new Set(CANONICAL_KEY_VARIABLES);
+  for (const model of Object.values(config.models)) if (model.apiKeyEnv) names.add(model.apiKeyEnv);
+  if (config.webSearch.apiKeyEnv) names.add(config.webSearch.apiKeyEnv);
+  for (const name of Object.keys(env)) if (SECRET_VARIABLE.test(name)) names.add(name);
+  return [...names].map((name) => env[name]).filter((value): value is string => typeof value === "string" && value !== "");
+}
 
 function pickAgent(config: EffectiveConfig): AgentProfile {
   const agent = config.agents[config.defaultAgent];
@@ -192,7 +209,7 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
         rules: MODE_RULES[permissionMode],
         approvals: createApprovalBroker(request.responder),
         roots,
-        services: { env: request.env, artifacts },
+        services: { env: request.env, artifacts, redactor: createRedactor({ knownSecrets: knownSecretValues(config, request.env) }) },
         modelCapabilities: model.capabilities,
         limits,
         signal: controller.signal,

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Operation, Risk } from "../protocol/events.ts";
+import type { Redactor } from "../security/redact.ts";
 import type { Roots } from "../security/roots.ts";
 import type { ArtifactStore } from "../store/artifacts.ts";
 import type { Env } from "../util/env.ts";
@@ -24,6 +25,8 @@ export type ToolContext = {
   knownArtifacts: ReadonlySet<string>;
   /** limits.maxAttachmentBytes: the most media bytes one result may carry. */
   maxAttachmentBytes: number;
+  /** Scrubs secrets from text; the contract applies it to output, diffs, progress and text artifacts. */
+  redactor: Redactor;
 };
 
 export type ToolOutput = {
@@ -43,12 +46,16 @@ export type Classification = { risk: Risk; operation: Operation };
 /** What classification may look at: the roots, to judge a path by where it really leads. */
 export type ClassifyScope = { roots?: Roots };
 
+export type RedactionSummary = { count: number; kinds: Record<string, number> };
+
 export type ToolResult = {
   status: "completed" | "failed" | "cancelled";
   output: string;
   truncated: boolean;
   media?: MediaPart[];
   diff?: string;
+  /** What the redaction pass removed from this result, when anything. */
+  redactions?: RedactionSummary;
 };
 
 export type ToolDefinition<Schema extends z.ZodType> = {
@@ -101,6 +108,36 @@ export function boundOutput(text: string, artifacts?: ArtifactStore, max = MAX_O
   return { output: `${head}\n… [${dropped} characters omitted${where}] …\n${tail}`, truncated: true };
 }
 
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** Text content as a string; undefined for bytes that are not text (media, binaries). */
+function asText(content: string | Uint8Array): string | undefined {
+  if (typeof content === "string") return content;
+  if (content.subarray(0, 8192).includes(0)) return undefined;
+  try {
+    return strictUtf8.decode(content);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The artifact store as a tool sees it: text is redacted before it is stored. */
+function redactingStore(store: ArtifactStore, redactor: Redactor): ArtifactStore {
+  return {
+    put(content) {
+      const text = asText(content);
+      return store.put(text === undefined ? content : redactor.redact(text).text);
+    },
+    get: (sha256) => store.get(sha256),
+  };
+}
+
+/** Sums what a redaction pass removed across the parts of one result. */
+function tally(into: RedactionSummary, redaction: { count: number; kinds: Record<string, number> }): void {
+  into.count += redaction.count;
+  for (const [kind, n] of Object.entries(redaction.kinds)) into.kinds[kind] = (into.kinds[kind] ?? 0) + n;
+}
+
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
@@ -132,17 +169,31 @@ export function defineTool<Schema extends z.ZodType>(definition: ToolDefinition<
       // The reason tells a tool that handles its own stopping (run) "timeout" from "cancelled".
       const timer = setSafeTimeout(() => timeout.abort(new DOMException(`${definition.name} timed out after ${ctx.timeoutMs} ms`, "TimeoutError")), ctx.timeoutMs);
       const signal = AbortSignal.any([ctx.signal, timeout.signal]);
-      const execution = definition.execute(input as z.infer<Schema>, { ...ctx, signal });
+      // Everything text-like that leaves the tool crosses the redactor: progress, artifacts, output, diff.
+      const { redactor } = ctx;
+      const artifacts = redactingStore(ctx.artifacts, redactor);
+      const progress = (message: string) => ctx.progress(redactor.redact(message).text);
+      const execution = definition.execute(input as z.infer<Schema>, { ...ctx, signal, artifacts, progress });
       execution.catch(() => undefined); // observed below; never an unhandled rejection
       const stopped = new Promise<"stopped">((resolve) => signal.addEventListener("abort", () => resolve("stopped"), { once: true }));
       const completed = (output: ToolOutput, status: ToolResult["status"]): ToolResult => {
-        const bounded = boundOutput(output.output, ctx.artifacts);
+        const summary: RedactionSummary = { count: 0, kinds: {} };
+        const text = redactor.redact(output.output);
+        tally(summary, text);
+        const bounded = boundOutput(text.text, artifacts);
+        let diff = output.diff;
+        if (diff !== undefined) {
+          const scrubbed = redactor.redact(diff);
+          tally(summary, scrubbed);
+          diff = scrubbed.text;
+        }
         return {
           status,
           output: bounded.output,
           truncated: bounded.truncated || output.truncated === true,
           ...(output.media ? { media: output.media } : {}),
-          ...(output.diff !== undefined ? { diff: output.diff } : {}),
+          ...(diff !== undefined ? { diff } : {}),
+          ...(summary.count > 0 ? { redactions: summary } : {}),
         };
       };
       try {
@@ -157,7 +208,7 @@ export function defineTool<Schema extends z.ZodType>(definition: ToolDefinition<
         return { status, output: `${definition.name} timed out after ${ctx.timeoutMs} ms and was stopped`, truncated: false };
       } catch (error) {
         if (ctx.signal.aborted) return { status: "cancelled", output: "cancelled", truncated: false };
-        return { status: "failed", ...boundOutput(errorMessage(error), ctx.artifacts) };
+        return { status: "failed", ...boundOutput(redactor.redact(errorMessage(error)).text, artifacts) };
       } finally {
         clearTimeout(timer);
       }

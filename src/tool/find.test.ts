@@ -8,6 +8,7 @@ import { type Roots, createRoots } from "../security/roots.ts";
 import { type ArtifactStore, createArtifactStore, parseArtifactUri } from "../store/artifacts.ts";
 import type { ToolResult } from "./define.ts";
 import { findTool, ripgrepArgs } from "./find.ts";
+import { createRedactor } from "../security/redact.ts";
 
 // base/ws/        the workspace (not a git repository)
 // base/outside/   a sibling directory that is not a root
@@ -88,6 +89,7 @@ async function find(raw: unknown, signal: AbortSignal = new AbortController().si
     artifacts,
     knownArtifacts: new Set(),
     maxAttachmentBytes: 1024 * 1024,
+    redactor: createRedactor(),
   });
 }
 

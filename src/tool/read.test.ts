@@ -6,6 +6,7 @@ import { type Roots, createRoots } from "../security/roots.ts";
 import type { ToolResult } from "./define.ts";
 import { readTool } from "./read.ts";
 import { createArtifactStore } from "../store/artifacts.ts";
+import { createRedactor } from "../security/redact.ts";
 
 // base/ws/        the workspace
 // base/outside/   a sibling directory that is not a root
@@ -60,6 +61,7 @@ async function read(raw: unknown, signal: AbortSignal = new AbortController().si
     artifacts: createArtifactStore(join(base, "artifacts")),
     knownArtifacts: new Set(),
     maxAttachmentBytes: 1024 * 1024,
+    redactor: createRedactor(),
   });
 }
 
@@ -326,7 +328,7 @@ describe("read: media and artifacts", () => {
   async function readWith(raw: unknown, known: Set<string>, store = createArtifactStore(join(base, "artifacts")), maxAttachmentBytes = 1024 * 1024) {
     const prepared = readTool.prepare(raw);
     if (!prepared.ok) throw new Error(prepared.error);
-    const ctx = { callId: "c", roots, signal: new AbortController().signal, timeoutMs: 10_000, progress: () => undefined, env: {}, artifacts: store, knownArtifacts: known, maxAttachmentBytes };
+    const ctx = { callId: "c", roots, signal: new AbortController().signal, timeoutMs: 10_000, progress: () => undefined, env: {}, artifacts: store, knownArtifacts: known, maxAttachmentBytes, redactor: createRedactor() };
     return readTool.run(prepared.input, ctx);
   }
 

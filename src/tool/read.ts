@@ -85,6 +85,7 @@ function listDirectory(opened: OpenedPath, path: string, shown: string): { outpu
   return { output: [header, ...lines, ...(more > 0 ? [`… ${more} more entries not shown`] : [])].join("\n"), truncated: more > 0 };
 }
 
+/** `lines` are the raw (clipped) texts of lines `first`, `first + 1`, …; numbering comes later. */
 type LineWindow = { lines: string[]; clipped: boolean; reachedEnd: boolean; totalLines: number; binary: boolean };
 
 /**
@@ -110,10 +111,10 @@ export function readLines(readChunk: ChunkReader, first: number, count: number):
     const text = line.endsWith("\r") ? line.slice(0, -1) : line;
     if (text.length > MAX_LINE_CHARS) clipped = true;
     const shown = text.length > MAX_LINE_CHARS ? `${text.slice(0, MAX_LINE_CHARS)} … [line clipped]` : text;
-    const numbered = `${lineNumber}\t${shown}`;
-    if (lines.length > 0 && chars + numbered.length > MAX_READ_CHARS) return false;
-    chars += numbered.length + 1;
-    lines.push(numbered);
+    const cost = String(lineNumber).length + 1 + shown.length;
+    if (lines.length > 0 && chars + cost > MAX_READ_CHARS) return false;
+    chars += cost + 1;
+    lines.push(shown);
     return true;
   };
 
@@ -179,7 +180,11 @@ function textResult(source: Source, offset: number | undefined, limit: number | 
     }
     notes.push(`(lines ${first}-${last} of ${total}; use offset=${last + 1} to continue${spilled})`);
   }
-  return { output: [...window.lines, ...notes].join("\n"), truncated: window.clipped || !window.reachedEnd };
+  // Redact the raw text before numbering: multi-line secrets (a key block) are only
+  // recognizable without the line-number prefixes. The redactor keeps the line count.
+  const clean = ctx.redactor.redact(window.lines.join("\n")).text.split("\n");
+  const numbered = clean.map((line, index) => `${first + index}\t${line}`);
+  return { output: [...numbered, ...notes].join("\n"), truncated: window.clipped || !window.reachedEnd };
 }
 
 function describeSource(source: Source, offset: number | undefined, limit: number | undefined, ctx: ToolContext): ToolOutput {

@@ -15,6 +15,7 @@ import {
   effectiveTimeout,
   runTool,
 } from "./run.ts";
+import { createRedactor } from "../security/redact.ts";
 
 // base/ws/          the workspace (with sub/ and a file)
 // base/extra/       an extra read-write root
@@ -59,6 +60,7 @@ function context(overrides: Partial<ToolContext> = {}): ToolContext {
     artifacts,
     knownArtifacts: new Set(),
     maxAttachmentBytes: 1024 * 1024,
+    redactor: createRedactor(),
     ...overrides,
   };
 }

@@ -8,6 +8,7 @@ import { createArtifactStore } from "../store/artifacts.ts";
 import type { Env } from "../util/env.ts";
 import type { ToolContext, ToolResult } from "./define.ts";
 import { writeTool } from "./write.ts";
+import { createRedactor } from "../security/redact.ts";
 
 export function makeBase(prefix: string): string {
   return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
@@ -24,6 +25,7 @@ export function contextFor(roots: Roots, base: string, env: Env = {}): ToolConte
     artifacts: createArtifactStore(join(base, "artifacts")),
     knownArtifacts: new Set(),
     maxAttachmentBytes: 1024 * 1024,
+    redactor: createRedactor(),
   };
 }
 
