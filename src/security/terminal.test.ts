@@ -38,22 +38,22 @@ describe("sanitizeForTerminal", () => {
     expect(sanitizeForTerminal("\u009d52;c;AAAA\u009cx")).toBe("x");
     expect(sanitizeForTerminal("\u0090q\u009cx")).toBe("x");
     expect(sanitizeForTerminal("\u0098s\u009cx\u009ep\u009cy\u009fa\u009cz")).toBe("xyz");
-    expect(sanitizeForTerminal("a\u0085b\u0084c")).toBe("abc"); // other C1 controls
+    expect(sanitizeForTerminal("a\u0085b\u0084c")).toBe("a\\x85b\\x84c"); // other C1 controls, shown escaped
   });
 
   test("never reassembles a live sequence", () => {
-    expect(sanitizeForTerminal(`${ESC}${ESC}[31m]0;X${BEL}`)).toBe("]0;X");
+    expect(sanitizeForTerminal(`${ESC}${ESC}[31m]0;X${BEL}`)).toBe("]0;X\\x07");
     expect(sanitizeForTerminal(`${ESC}[${ESC}[31m31mx`)).toBe("31mx");
     const output = sanitizeForTerminal(`${ESC}${ESC}]${ESC}[m${ESC}\u009b\u009d${ESC}\x00[31m`);
     expect(output).not.toContain(ESC);
     expect(output).not.toMatch(/[\u0080-\u009f]/);
   });
 
-  test("deletes C0 controls except newline and tab, DEL, and bidi controls", () => {
-    expect(sanitizeForTerminal("a\x07b\x08c\x00d\x7fe\x0bf\x0cg")).toBe("abcdefg");
+  test("shows stray C0 controls (except newline and tab), DEL and bidi controls escaped; drops CR", () => {
+    expect(sanitizeForTerminal("a\x07b\x08c\x00d\x7fe\x0bf\x0cg")).toBe("a\\x07b\\x08c\\x00d\\x7fe\\x0bf\\x0cg");
     expect(sanitizeForTerminal("line1\r\nline2\rline3\n\tend")).toBe("line1\nline2line3\n\tend");
     const bidi = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c";
-    expect(sanitizeForTerminal(`safe${bidi}text`)).toBe("safetext");
+    expect(sanitizeForTerminal(`safe${bidi}text`)).toBe("safe\\u202a\\u202b\\u202c\\u202d\\u202e\\u2066\\u2067\\u2068\\u2069\\u200e\\u200f\\u061ctext");
   });
 
   test("keeps printable Unicode unchanged", () => {
@@ -77,7 +77,8 @@ describe("sanitizeForTerminal", () => {
     const output = sanitizeForTerminal(`${ESC}]52;c;${payload}${BEL}visible`);
     expect(output.endsWith("visible")).toBe(true);
     // 4096 characters of the sequence (introducer included) were swallowed, the rest shown.
-    expect(output.length).toBe(`${ESC}]52;c;${payload}`.length - MAX_SEQUENCE_LENGTH + "visible".length);
+    // The BEL that ended nothing is shown escaped (4 characters).
+    expect(output.length).toBe(`${ESC}]52;c;${payload}`.length - MAX_SEQUENCE_LENGTH + "\\x07visible".length);
     expect(output).not.toContain(ESC);
   });
 
@@ -89,7 +90,7 @@ describe("sanitizeForTerminal", () => {
     // Pathological shapes that would make a backtracking regex explode.
     expect(sanitizeForTerminal(`${ESC}[`.repeat(200_000)).length).toBe(0);
     expect(sanitizeForTerminal(`${ESC}]`.repeat(200_000))).toBe("");
-    expect(sanitizeForTerminal("\x07".repeat(500_000) + "x")).toBe("x");
+    expect(sanitizeForTerminal("\x07".repeat(500_000) + "x")).toBe("\\x07".repeat(500_000) + "x");
   });
 });
 
@@ -196,4 +197,19 @@ describe("random inputs", () => {
       expect(sanitizer.push(input.slice(0, cut)) + sanitizer.push(input.slice(cut)) + sanitizer.flush()).toBe(whole);
     }
   });
+});
+
+test("sanitizing is idempotent and no control character survives (random inputs)", () => {
+  // A fixed-seed generator over an alphabet rich in escapes, controls and bidi marks.
+  let seed = 12345;
+  const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648);
+  const alphabet = ["\x1b", "[", "]", "\x07", "\x9b", "\x9d", "\x9c", "\\", "\r", "\n", "\t", "\x00", "\x7f", "\u202e", "3", "1", "m", ";", "a", "日", "P", "_"];
+  for (let round = 0; round < 2000; round++) {
+    let input = "";
+    const length = next() % 40;
+    for (let i = 0; i < length; i++) input += alphabet[next() % alphabet.length];
+    const once = sanitizeForTerminal(input);
+    expect(sanitizeForTerminal(once)).toBe(once);
+    expect(once).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/);
+  }
 });

@@ -5,8 +5,9 @@
  * titles, no OSC 52 clipboard writes, no OSC 8 links, no bidi tricks that make shown text differ
  * from stored text. One linear state machine does both jobs the design asks for:
  *   1. whole escape sequences (7-bit `ESC …` and their 8-bit C1 forms) are swallowed, and
- *   2. every character that reaches the output passes `isSafeChar` — the final filter that deletes
- *      every remaining C0 control except `\n` and `\t`, DEL, every C1 and the bidi controls.
+ *   2. every character that reaches the output passes `isSafeChar` — the final filter: every
+ *      remaining C0 control except `\n` and `\t`, DEL, every C1 and the bidi controls is shown
+ *      as a printable escape (`\x07`, `\u202e`); CR is dropped.
  * Because ESC itself never passes the final filter, removing one sequence can never join its
  * neighbours into a new live one (`"\x1b\x1b[31m]0;X\x07"` yields `"]0;X"`).
  *
@@ -137,9 +138,17 @@ function scan(state: ScanState, text: string): string {
     }
     if (runStart >= 0) parts.push(text.slice(runStart, index));
     runStart = -1;
+    // A stray control (not part of a sequence) is shown escaped, so the reader sees that
+    // something was there; CR is dropped (CRLF is just a line break here).
+    if (opens === undefined && code !== 0x0d) parts.push(visibleEscape(code));
   }
   if (runStart >= 0) parts.push(text.slice(runStart));
   return parts.join("");
+}
+
+/** `\x07`, `\x9b`, `\u202e`: printable ASCII naming the control character. */
+function visibleEscape(code: number): string {
+  return code <= 0xff ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`;
 }
 
 /**

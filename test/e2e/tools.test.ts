@@ -51,6 +51,14 @@ test("run: denied headless in ask mode, allowed with -y, with exit code and outp
   const acceptEdits = await runZero(["run", "--permission-mode", "accept-edits", "x"], { sandbox });
   expect(acceptEdits.code).toBe(0);
   expect(toolAnswers(1)[0]!.content).toContain("accept-edits mode requires approval for running commands");
+
+  fake.reset();
+  fake.script([touch, { text: "ok" }]);
+  const readOnly = await runZero(["run", "--permission-mode", "read-only", "--json", "x"], { sandbox });
+  expect(readOnly.code).toBe(0);
+  const decided = jsonLines(readOnly.stdout).find((e) => e.type === "permission.decided")!;
+  expect(decided).toMatchObject({ decision: "deny", source: "mode" });
+  expect(toolAnswers(1)[0]!.content).toContain("read-only mode does not allow running commands");
 });
 
 test("run: a timed-out command leaves no process behind", async () => {
