@@ -13,6 +13,8 @@ export type Verdict = { decision: Decision; reason: string };
 const WRITES: Operation[] = ["write-edit", "write-delete", "write-move"];
 const LOCAL: Operation[] = ["read", "delegate"];
 const OUTSIDE: Operation[] = ["execute", "network"];
+/** Touching secrets or what runs later (git hooks, zero's own config): always asked below full-access. */
+const SENSITIVE: Operation[] = ["read-secret", "write-sensitive"];
 
 /**
  * The permission modes as data. First matching rule wins; a call no rule
@@ -22,11 +24,11 @@ export const MODE_RULES: Record<PermissionMode, readonly Rule[]> = {
   "read-only": [{ operations: LOCAL, decision: "allow" }],
   ask: [
     { operations: LOCAL, decision: "allow" },
-    { operations: [...WRITES, ...OUTSIDE, "read-secret"], decision: "ask" },
+    { operations: [...WRITES, ...OUTSIDE, ...SENSITIVE], decision: "ask" },
   ],
   "accept-edits": [
     { operations: [...LOCAL, ...WRITES], decision: "allow" },
-    { operations: [...OUTSIDE, "read-secret"], decision: "ask" },
+    { operations: [...OUTSIDE, ...SENSITIVE], decision: "ask" },
   ],
   "full-access": [{ operations: "*", decision: "allow" }],
 };
@@ -37,6 +39,7 @@ const DESCRIBE: Record<Operation, string> = {
   "write-edit": "editing files",
   "write-delete": "deleting files",
   "write-move": "moving files",
+  "write-sensitive": "changing a secret-like file, a git control file or zero's own configuration",
   execute: "running commands",
   network: "network access",
   delegate: "delegating to a sub-agent",

@@ -41,6 +41,7 @@ export const operationSchema = z.enum([
   "write-edit",
   "write-delete",
   "write-move",
+  "write-sensitive",
   "execute",
   "network",
   "delegate",

@@ -195,3 +195,16 @@ describe("inspectPatch", () => {
     expect(rename.ok && rename.value.paths.sort()).toEqual(["new", "old"]);
   });
 });
+
+test("git is never taken from a PATH entry inside the workspace", async () => {
+  const fakeBin = join(ws, "node_modules", ".bin");
+  mkdirSync(fakeBin, { recursive: true });
+  const marker = join(ws, "PWNED");
+  writeFileSync(join(fakeBin, "git"), `#!/bin/sh\ntouch ${marker}\nexit 0\n`, { mode: 0o755 });
+  writeFileSync(join(ws, "path-a.txt"), "one\n");
+  const hostile = runnerFor(base, { workspace: ws }, { PATH: `${fakeBin}:node_modules/.bin:${process.env.PATH}` });
+  const patch = ["--- a/path-a.txt", "+++ b/path-a.txt", "@@ -1 +1 @@", "-one", "+two", ""].join("\n");
+  completed(await hostile.run({ operation: "patch", patch }));
+  expect(existsSync(marker)).toBe(false);
+  expect(readFileSync(join(ws, "path-a.txt"), "utf8")).toBe("two\n");
+});

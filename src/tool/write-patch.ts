@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, isAbsolute, join } from "node:path";
 import { displayPath, type Roots, resolveInRoots } from "../security/roots.ts";
 import type { Env } from "../util/env.ts";
-import { isWithin } from "../util/paths.ts";
+import { canonicalPath, isWithin } from "../util/paths.ts";
 import type { ToolOutput } from "./define.ts";
 import { boundDiff } from "./write-diff.ts";
 import { inspectPatch } from "./write-patch-parse.ts";
@@ -99,14 +99,20 @@ export async function applyPatch(patch: string, ctx: PatchContext): Promise<Tool
     if (problem !== undefined) throw new Error(`Patch refused before anything was applied: ${problem}`);
   }
 
-  const searchPath = ctx.env.PATH ?? DEFAULT_PATH;
+  // Only PATH entries the model cannot write: never relative ones, never inside a root or a
+  // private directory (under npm exec, PATH starts with the workspace's node_modules/.bin).
+  const searchPath = (ctx.env.PATH ?? DEFAULT_PATH)
+    .split(":")
+    .filter((dir) => isAbsolute(dir) && !ctx.roots.roots.some((root) => isWithin(root.path, canonicalPath(dir))))
+    .join(":");
   const git = Bun.which("git", { PATH: searchPath });
   if (git === null) {
     throw new Error(`The patch operation needs git (git apply), but no git executable was found on PATH (${searchPath}). Install git, or use the edit or write operations instead.`);
   }
   const input = patch.endsWith("\n") ? patch : `${patch}\n`;
   const workspace = ctx.roots.workspace;
-  const gitDir = makeEmptyGitDir(ctx.env.TMPDIR ?? "/tmp");
+  const tmp = ctx.env.TMPDIR;
+  const gitDir = makeEmptyGitDir(tmp !== undefined && isAbsolute(tmp) ? tmp : "/tmp");
   try {
     const base = ["apply", `-p${strip}`, "--whitespace=nowarn"];
     // Git's own reading of the paths; it must agree with ours before git may touch anything.

@@ -10,13 +10,15 @@
  */
 import { dirname } from "node:path";
 import { z } from "zod";
-import { displayPath, type Roots } from "../security/roots.ts";
-import { type Classification, defineTool, type ToolOutput } from "./define.ts";
+import { isSecretLikePath } from "../policy/secret-paths.ts";
+import { displayPath, resolveInRoots, type Roots } from "../security/roots.ts";
+import { type Classification, type ClassifyScope, defineTool, type ToolOutput } from "./define.ts";
 import { countLines, diffName, diffTexts, withInlineDiff } from "./write-diff.ts";
 import { applyEdit } from "./write-edit.ts";
 import { confirmUnchanged, decodeText, ensureDirectory, inspectTarget, lstatOrUndefined, resolveForWrite, writeFileAtomic } from "./write-fs.ts";
 import { deleteEntry, moveEntry } from "./write-move.ts";
 import { applyPatch } from "./write-patch.ts";
+import { inspectPatch } from "./write-patch-parse.ts";
 
 const OPERATIONS = ["write", "edit", "patch", "move", "delete", "mkdir"] as const;
 type WriteOperation = (typeof OPERATIONS)[number];
@@ -131,8 +133,36 @@ function makeDirectory(roots: Roots, path: string): ToolOutput {
   return { output: `created directory ${shown}` };
 }
 
-/** Per operation, so an "always allow" for edits never covers deletes or moves. */
-export function classifyWrite(value: Pick<WriteInput, "operation">): Classification {
+/** Git control files and zero's own config: a write there runs code or widens authority later. */
+const CONTROL_PATH = /(^|\/)(\.git|\.zero-cli|\.devout)(\/|$)|(^|\/)(zero-cli|devout)\.jsonc$/;
+
+/** The paths a call would touch, as asked and as they really resolve (relative to their root). */
+function touchedPaths(value: Pick<WriteInput, "operation" | "path" | "to" | "patch">, roots: Roots | undefined): string[] {
+  const asked: string[] = [];
+  if (value.path !== undefined) asked.push(value.path);
+  if (value.to !== undefined) asked.push(value.to);
+  if (value.operation === "patch" && value.patch !== undefined) {
+    const inspected = inspectPatch(value.patch);
+    if (inspected.ok) asked.push(...inspected.value.paths);
+  }
+  const resolved = roots
+    ? asked.flatMap((p) => {
+        const checked = resolveInRoots(roots, p, "write");
+        return checked.ok ? [checked.value.relative] : [];
+      })
+    : [];
+  return [...asked, ...resolved];
+}
+
+/**
+ * Per operation, so an "always allow" for edits never covers deletes or moves.
+ * Anything touching a secret-like file, a git control file or zero's own
+ * configuration is `write-sensitive`: asked even in accept-edits mode (moving
+ * .env elsewhere would otherwise be a way around asking to read it).
+ */
+export function classifyWrite(value: Pick<WriteInput, "operation" | "path" | "to" | "patch">, scope: ClassifyScope = {}): Classification {
+  const sensitive = touchedPaths(value, scope.roots).some((p) => isSecretLikePath(p) || CONTROL_PATH.test(p.replace(/^\.\//, "")));
+  if (sensitive) return { risk: "write", operation: "write-sensitive" };
   if (value.operation === "delete") return { risk: "write", operation: "write-delete" };
   if (value.operation === "move") return { risk: "write", operation: "write-move" };
   return { risk: "write", operation: "write-edit" };
