@@ -95,7 +95,6 @@ export async function admitCall(
       ...(extra.diff !== undefined ? { diff: extra.diff } : {}),
       ...(extra.redactions ? { redactions: extra.redactions } : {}),
     });
-    learnArtifacts(text, guards.knownArtifacts);
     return { part: { type: "tool-result", toolCallId: call.callId, toolName: call.tool, output }, ...(extra.stop ? { stop: extra.stop } : {}) };
   };
   const done = (answered: Answered): Admitted => ({ kind: "answered", answered });
@@ -166,6 +165,8 @@ export async function admitCall(
         env: input.services.env,
         artifacts: input.services.artifacts,
         knownArtifacts: guards.knownArtifacts,
+        // Only references zero itself handed out become readable, never ones scraped from text.
+        rememberArtifact: (sha256) => guards.knownArtifacts.add(sha256),
         maxAttachmentBytes: input.limits.maxAttachmentBytes,
         redactor: input.services.redactor,
       });

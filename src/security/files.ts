@@ -74,3 +74,32 @@ export function readRegularFile(path: string, maxBytes: number): FileHead {
     opened.close();
   }
 }
+
+export type CheckedDirectory = {
+  /** A path that names the opened directory itself (Linux: /proc/self/fd/N), whatever happens to its name. */
+  base: string;
+  close(): void;
+};
+
+/**
+ * Opens a canonical directory to act inside it by descriptor: names joined to `base`
+ * resolve in the directory that was checked, even if another process swaps the
+ * directory's path for a symlink meanwhile. Throws when the path no longer leads to
+ * the checked directory. Where /proc is missing, `base` is the path itself.
+ */
+export function openDirectoryChecked(path: string): CheckedDirectory {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ELOOP" || code === "ENOTDIR") throw new Error(`${path} changed into something other than a directory while it was being used`);
+    throw error;
+  }
+  const real = realPathOf(fd);
+  if (real !== undefined && real !== path) {
+    closeSync(fd);
+    throw new Error(`${path} changed while it was being used (it now leads to ${real})`);
+  }
+  return { base: real === undefined ? path : `/proc/self/fd/${fd}`, close: () => closeSync(fd) };
+}

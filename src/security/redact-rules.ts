@@ -236,3 +236,9 @@ export function looksLikeCredential(value: string, minLength: number): boolean {
   if (value.length < minLength || isPlaceholder(value) || isHumanMade(value) || DOTTED_NAME.test(value)) return false;
   return shannonEntropy(value) >= Math.min(2.5, entropyFloor(value.length));
 }
+
+/**
+ * An environment variable whose name says it holds a credential. One predicate for both
+ * uses: such variables never reach `run` commands, and their values are scrubbed from output.
+ */
+export const SECRET_ENV_NAME = /(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)/i;

@@ -284,3 +284,15 @@ describe("performance", () => {
     expect(ms).toBeLessThan(2000);
   });
 });
+
+test("key material without its BEGIN line (a window that starts mid-key) is still redacted", () => {
+  const body = Array.from({ length: 3 }, (_, i) => `MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC${i}${"Qx9+/".repeat(2)}AB`.slice(0, 64));
+  const text = ["  key: |", ...body, "  rest: 1"].join("\n");
+  const result = createRedactor().redact(text);
+  for (const line of body) expect(result.text).not.toContain(line);
+  expect(result.text.split("\n")).toHaveLength(5);
+  expect(result.kinds["private-key"]).toBe(1);
+  // A public block's body stays, even with a blank or header line after BEGIN.
+  const cert = ["-----BEGIN CERTIFICATE-----", ...body, "-----END CERTIFICATE-----"].join("\n");
+  expect(createRedactor().redact(cert).count).toBe(0);
+});

@@ -370,12 +370,54 @@ function applySpans(text: string, spans: Span[]): Redaction {
   return { text: parts.join(""), count: merged.length, kinds };
 }
 
+/** A full-width PEM body line: exactly 64 base64 characters. */
+const PEM_BODY_LINE = /^[ \t]*[A-Za-z0-9+/]{64}[ \t]*\r?$/;
+const PUBLIC_PEM_BEGIN = /-----BEGIN (?!.*PRIVATE)[A-Z0-9 ]+-----/;
+
+/** Whether the lines before a body (skipping blanks and armor headers like `Version:`) open a public block. */
+function opensPublicBlock(lines: string[], bodyStart: number): boolean {
+  for (let index = bodyStart - 1; index >= 0 && index >= bodyStart - 6; index--) {
+    const line = lines[index] ?? "";
+    if (PUBLIC_PEM_BEGIN.test(line)) return true;
+    if (line.trim() !== "" && !/^[A-Za-z-]+: /.test(line)) return false;
+  }
+  return false;
+}
+
+/**
+ * Key material seen without its BEGIN line (a read window that starts mid-key, a search
+ * hit): two or more consecutive full-width PEM body lines are redacted, unless the line
+ * right before them opens a public block (a certificate, a public key).
+ */
+function redactOrphanPemBodies(result: Redaction): Redaction {
+  if (!/[A-Za-z0-9+/]{64}/.test(result.text)) return result;
+  const lines = result.text.split("\n");
+  let count = 0;
+  for (let index = 0; index < lines.length; ) {
+    if (!PEM_BODY_LINE.test(lines[index] ?? "")) {
+      index++;
+      continue;
+    }
+    let end = index;
+    while (end < lines.length && PEM_BODY_LINE.test(lines[end] ?? "")) end++;
+    if (end - index >= 2 && !opensPublicBlock(lines, index)) {
+      lines[index] = redactionMarker("private-key");
+      for (let blank = index + 1; blank < end; blank++) lines[blank] = "";
+      count++;
+    }
+    index = end;
+  }
+  if (count === 0) return result;
+  const kinds = { ...result.kinds, "private-key": (result.kinds["private-key"] ?? 0) + count };
+  return { text: lines.join("\n"), count: result.count + count, kinds };
+}
+
 export function createRedactor(options: { knownSecrets?: readonly string[] } = {}): Redactor {
   const compiled = compile(options.knownSecrets ?? []);
   return {
     redact(text: string): Redaction {
       const spans = findSpans(text, compiled);
-      return spans.length === 0 ? { text, count: 0, kinds: {} } : applySpans(text, spans);
+      return redactOrphanPemBodies(spans.length === 0 ? { text, count: 0, kinds: {} } : applySpans(text, spans));
     },
     mayContainSecrets(text: string): boolean {
       compiled.scan.lastIndex = 0;

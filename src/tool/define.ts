@@ -6,6 +6,7 @@ import type { ArtifactStore } from "../store/artifacts.ts";
 import type { Env } from "../util/env.ts";
 import { errorMessage } from "../util/errors.ts";
 import { setSafeTimeout } from "../util/timers.ts";
+import { sniffMedia } from "./media.ts";
 
 /** Typed media for the model (an image, a PDF, audio), base64-encoded. */
 export type MediaPart = { type: "file"; mediaType: string; data: string; filename?: string };
@@ -23,6 +24,8 @@ export type ToolContext = {
   artifacts: ArtifactStore;
   /** Hashes of the artifact:// references the model has been given; only these may be opened. */
   knownArtifacts: ReadonlySet<string>;
+  /** Records a reference zero itself handed out (put by a tool or the contract). */
+  rememberArtifact?(sha256: string): void;
   /** limits.maxAttachmentBytes: the most media bytes one result may carry. */
   maxAttachmentBytes: number;
   /** Scrubs secrets from text; the contract applies it to output, diffs, progress and text artifacts. */
@@ -38,6 +41,8 @@ export type ToolOutput = {
   media?: MediaPart[];
   /** A unified diff of what the call changed, for surfaces to show. */
   diff?: string;
+  /** What the tool already redacted itself (read redacts raw text before numbering lines). */
+  redactions?: RedactionSummary;
 };
 
 /** Declared by a tool for the policy: what this particular call would do. */
@@ -108,25 +113,28 @@ export function boundOutput(text: string, artifacts?: ArtifactStore, max = MAX_O
   return { output: `${head}\n… [${dropped} characters omitted${where}] …\n${tail}`, truncated: true };
 }
 
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
-/** Text content as a string; undefined for bytes that are not text (media, binaries). */
+const lenientUtf8 = new TextDecoder("utf-8");
+
+/**
+ * Everything but recognized media is stored as (redacted) text: bytes that are not
+ * valid UTF-8 are decoded leniently rather than stored raw, so one stray byte can
+ * never carry a secret past redaction onto the disk.
+ */
 function asText(content: string | Uint8Array): string | undefined {
   if (typeof content === "string") return content;
-  if (content.subarray(0, 8192).includes(0)) return undefined;
-  try {
-    return strictUtf8.decode(content);
-  } catch {
-    return undefined;
-  }
+  if (sniffMedia(content.subarray(0, 16), "") !== undefined) return undefined;
+  return lenientUtf8.decode(content);
 }
 
-/** The artifact store as a tool sees it: text is redacted before it is stored. */
-function redactingStore(store: ArtifactStore, redactor: Redactor): ArtifactStore {
+/** The artifact store as a tool sees it: text is redacted before it is stored, and every reference handed out is remembered. */
+function redactingStore(store: ArtifactStore, redactor: Redactor, remember: ((sha256: string) => void) | undefined): ArtifactStore {
   return {
     put(content) {
       const text = asText(content);
-      return store.put(text === undefined ? content : redactor.redact(text).text);
+      const ref = store.put(text === undefined ? content : redactor.redact(text).text);
+      remember?.(ref.sha256);
+      return ref;
     },
     get: (sha256) => store.get(sha256),
   };
@@ -138,8 +146,13 @@ function tally(into: RedactionSummary, redaction: { count: number; kinds: Record
   for (const [kind, n] of Object.entries(redaction.kinds)) into.kinds[kind] = (into.kinds[kind] ?? 0) + n;
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+/** A sleep that can be called off, so a settled tool leaves no timer behind. */
+function sleep(ms: number): { done: Promise<void>; cancel(): void } {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const done = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  return { done, cancel: () => clearTimeout(timer) };
 }
 
 /**
@@ -171,13 +184,14 @@ export function defineTool<Schema extends z.ZodType>(definition: ToolDefinition<
       const signal = AbortSignal.any([ctx.signal, timeout.signal]);
       // Everything text-like that leaves the tool crosses the redactor: progress, artifacts, output, diff.
       const { redactor } = ctx;
-      const artifacts = redactingStore(ctx.artifacts, redactor);
+      const artifacts = redactingStore(ctx.artifacts, redactor, ctx.rememberArtifact);
       const progress = (message: string) => ctx.progress(redactor.redact(message).text);
       const execution = definition.execute(input as z.infer<Schema>, { ...ctx, signal, artifacts, progress });
       execution.catch(() => undefined); // observed below; never an unhandled rejection
       const stopped = new Promise<"stopped">((resolve) => signal.addEventListener("abort", () => resolve("stopped"), { once: true }));
       const completed = (output: ToolOutput, status: ToolResult["status"]): ToolResult => {
         const summary: RedactionSummary = { count: 0, kinds: {} };
+        if (output.redactions) tally(summary, output.redactions);
         const text = redactor.redact(output.output);
         tally(summary, text);
         const bounded = boundOutput(text.text, artifacts);
@@ -201,7 +215,9 @@ export function defineTool<Schema extends z.ZodType>(definition: ToolDefinition<
         if (first !== "stopped") return completed(first, "completed");
         // Stopped: give the tool a moment to clean up (a process group to kill). What it
         // reports then (e.g. the output so far) is kept; only the status says it was stopped.
-        const settled = await Promise.race([execution.then((output) => output, () => undefined), sleep(SETTLE_GRACE_MS).then(() => undefined)]);
+        const grace = sleep(SETTLE_GRACE_MS);
+        const settled = await Promise.race([execution.then((output) => output, () => undefined), grace.done.then(() => undefined)]);
+        grace.cancel();
         const status = ctx.signal.aborted ? "cancelled" : "failed";
         if (settled !== undefined) return completed(settled, status);
         if (status === "cancelled") return { status, output: "cancelled", truncated: false };

@@ -95,8 +95,12 @@ function rgText(value: RgText | undefined): string {
   return "";
 }
 
-function clipLine(raw: string): string {
-  const text = raw.replace(/\r?\n$/, "");
+/** Raw line text kept a little past the clip, so the redactor sees a token at the clip whole. */
+function keepLine(raw: string): string {
+  return raw.replace(/\r?\n$/, "").slice(0, MAX_LINE_CHARS + 1024);
+}
+
+function clipLine(text: string): string {
   return text.length > MAX_LINE_CHARS ? `${text.slice(0, MAX_LINE_CHARS)} … [line clipped]` : text;
 }
 
@@ -149,7 +153,7 @@ async function runRipgrep(ctx: ToolContext, request: FindInput, target: string, 
     const message = JSON.parse(record) as RgMessage;
     if (message.type === "summary") collected.searched = true;
     if (message.type !== "match" && message.type !== "context") return;
-    const line = { number: message.data.line_number ?? 0, text: clipLine(rgText(message.data.lines)), match: message.type === "match" };
+    const line = { number: message.data.line_number ?? 0, text: keepLine(rgText(message.data.lines)), match: message.type === "match" };
     add(rgText(message.data.path), line);
   };
 
@@ -181,12 +185,16 @@ async function runRipgrep(ctx: ToolContext, request: FindInput, target: string, 
 }
 
 /** Match and context lines as `path:line: text` / `path-line- text`; `--` marks a gap inside a file. */
-function formatFile(shown: string, lines: readonly Line[]): string[] {
+function formatFile(shown: string, lines: readonly Line[], redactor: ToolContext["redactor"]): string[] {
+  // Redact a file's raw lines together before prefixing and clipping: a key block is only
+  // recognizable without the `path:N:` prefixes. The redactor keeps the line count.
+  const clean = redactor.redact(lines.map((line) => line.text).join("\n")).text.split("\n");
   const out: string[] = [];
   let previous: number | undefined;
-  for (const line of lines) {
+  for (const [index, line] of lines.entries()) {
     if (previous !== undefined && line.number > previous + 1) out.push("--");
-    const text = line.text === "" ? "" : ` ${line.text}`;
+    const clipped = clipLine(clean[index] ?? "");
+    const text = clipped === "" ? "" : ` ${clipped}`;
     out.push(line.match ? `${shown}:${line.number}:${text}` : `${shown}-${line.number}-${text}`);
     previous = line.number;
   }
@@ -226,11 +234,11 @@ function contentListing(ctx: ToolContext, collected: Collected, maxResults: numb
   let chars = 0;
   for (const { shownPath, lines } of entries) {
     if (full.length > 0) full.push("");
-    full.push(...formatFile(shownPath, lines));
+    full.push(...formatFile(shownPath, lines, ctx.redactor));
     const room = maxResults - shownCount;
     if (room <= 0 || chars >= SHOWN_CHARS) continue;
     const kept = firstMatches(lines, room, context);
-    const block = formatFile(shownPath, kept);
+    const block = formatFile(shownPath, kept, ctx.redactor);
     const size = block.reduce((sum, line) => sum + line.length + 1, 1);
     if (shown.length > 0 && chars + size > SHOWN_CHARS) {
       chars = SHOWN_CHARS; // the budget is spent: later files go only to the full listing

@@ -85,22 +85,30 @@ function listDirectory(opened: OpenedPath, path: string, shown: string): { outpu
   return { output: [header, ...lines, ...(more > 0 ? [`… ${more} more entries not shown`] : [])].join("\n"), truncated: more > 0 };
 }
 
-/** `lines` are the raw (clipped) texts of lines `first`, `first + 1`, …; numbering comes later. */
-type LineWindow = { lines: string[]; clipped: boolean; reachedEnd: boolean; totalLines: number; binary: boolean };
+/**
+ * `lines` are the raw texts of lines `first`, `first + 1`, … (each kept to KEEP_LINE_CHARS,
+ * a little past the clip, so a secret crossing the clip is still whole for the redactor);
+ * numbering and clipping come after redaction.
+ */
+type LineWindow = { lines: string[]; reachedEnd: boolean; totalLines: number; binary: boolean };
+
+const KEEP_LINE_CHARS = MAX_LINE_CHARS + 1024;
+
+/** Lets timers and cancellation in between chunks: a huge file must not freeze the process. */
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
- * Streams the file through its descriptor, skipping to `first` and collecting
- * up to `count` lines within the character budget; memory stays bounded by the
- * window, whatever the file's size.
+ * Streams the file, skipping to `first` and collecting up to `count` lines within the
+ * character budget. Memory stays bounded whatever the file: a very long line is kept only
+ * up to KEEP_LINE_CHARS and the rest of it is skipped without being held.
  */
-export function readLines(readChunk: ChunkReader, first: number, count: number): LineWindow {
+export async function readLines(readChunk: ChunkReader, first: number, count: number, signal?: AbortSignal): Promise<LineWindow> {
   const decoder = new TextDecoder();
   const buffer = new Uint8Array(CHUNK_BYTES);
   const lines: string[] = [];
-  let clipped = false;
   let chars = 0;
   let lineNumber = 0;
-  let pending = "";
+  let current = ""; // the line being read, up to KEEP_LINE_CHARS
   let position = 0;
   let done = false;
 
@@ -109,40 +117,54 @@ export function readLines(readChunk: ChunkReader, first: number, count: number):
     if (lineNumber < first) return true;
     if (lines.length >= count) return false;
     const text = line.endsWith("\r") ? line.slice(0, -1) : line;
-    if (text.length > MAX_LINE_CHARS) clipped = true;
-    const shown = text.length > MAX_LINE_CHARS ? `${text.slice(0, MAX_LINE_CHARS)} … [line clipped]` : text;
-    const cost = String(lineNumber).length + 1 + shown.length;
+    const cost = String(lineNumber).length + 1 + Math.min(text.length, MAX_LINE_CHARS + 16);
     if (lines.length > 0 && chars + cost > MAX_READ_CHARS) return false;
     chars += cost + 1;
-    lines.push(shown);
+    lines.push(text);
     return true;
+  };
+  const append = (piece: string) => {
+    if (current.length < KEEP_LINE_CHARS) current += piece.slice(0, KEEP_LINE_CHARS - current.length);
   };
 
   while (!done) {
     const read = readChunk(buffer, position);
     if (position === 0 && buffer.subarray(0, Math.min(read, 8192)).includes(0)) {
-      return { lines: [], clipped: false, reachedEnd: false, totalLines: 0, binary: true };
+      return { lines: [], reachedEnd: false, totalLines: 0, binary: true };
     }
     if (read === 0) break;
     position += read;
-    pending += decoder.decode(buffer.subarray(0, read), { stream: true });
+    const text = decoder.decode(buffer.subarray(0, read), { stream: true });
     let start = 0;
-    for (let newline = pending.indexOf("\n"); newline !== -1; newline = pending.indexOf("\n", start)) {
-      if (!take(pending.slice(start, newline))) {
+    for (let newline = text.indexOf("\n"); newline !== -1; newline = text.indexOf("\n", start)) {
+      append(text.slice(start, newline));
+      if (!take(current)) {
         lineNumber -= 1; // that line was not shown: the file goes on from it
         done = true;
         break;
       }
+      current = "";
       start = newline + 1;
     }
-    pending = done ? "" : pending.slice(start);
+    if (!done) append(text.slice(start));
+    if (signal?.aborted) throw new Error("read was stopped");
+    await yieldToEventLoop();
   }
-  const rest = pending + decoder.decode();
+  const rest = done ? "" : current + decoder.decode();
   if (!done && rest !== "" && !take(rest)) {
     lineNumber -= 1;
     done = true;
   }
-  return { lines, clipped, reachedEnd: !done, totalLines: lineNumber, binary: false };
+  return { lines, reachedEnd: !done, totalLines: lineNumber, binary: false };
+}
+
+/** Clips a (redacted) line for display. */
+function clipLine(line: string): { text: string; clipped: boolean } {
+  if (line.length <= MAX_LINE_CHARS) return { text: line, clipped: false };
+  let end = MAX_LINE_CHARS;
+  const code = line.charCodeAt(end - 1);
+  if (code >= 0xd800 && code <= 0xdbff) end -= 1; // never split a surrogate pair
+  return { text: `${line.slice(0, end)} … [line clipped]`, clipped: true };
 }
 
 const SPILL_UP_TO_BYTES = 8 * 1024 * 1024;
@@ -164,10 +186,10 @@ function mediaResult(source: Source, kind: MediaKind, ctx: ToolContext): ToolOut
 }
 
 /** Numbered lines; when the default window cuts a file, its full text also goes to the artifact store. */
-function textResult(source: Source, offset: number | undefined, limit: number | undefined, ctx: ToolContext): ToolOutput {
+async function textResult(source: Source, offset: number | undefined, limit: number | undefined, ctx: ToolContext): Promise<ToolOutput> {
   if (source.size === 0) return { output: `${source.shown} is empty` };
   const first = offset ?? 1;
-  const window = readLines(source.reader, first, limit ?? DEFAULT_LINE_LIMIT);
+  const window = await readLines(source.reader, first, limit ?? DEFAULT_LINE_LIMIT, ctx.signal);
   if (window.lines.length === 0) throw new Error(`${source.shown} has ${window.totalLines} lines; offset ${first} is past the end`);
   const last = first + window.lines.length - 1;
   const notes: string[] = [];
@@ -180,14 +202,24 @@ function textResult(source: Source, offset: number | undefined, limit: number | 
     }
     notes.push(`(lines ${first}-${last} of ${total}; use offset=${last + 1} to continue${spilled})`);
   }
-  // Redact the raw text before numbering: multi-line secrets (a key block) are only
-  // recognizable without the line-number prefixes. The redactor keeps the line count.
-  const clean = ctx.redactor.redact(window.lines.join("\n")).text.split("\n");
-  const numbered = clean.map((line, index) => `${first + index}\t${line}`);
-  return { output: [...numbered, ...notes].join("\n"), truncated: window.clipped || !window.reachedEnd };
+  // Redact the raw text before numbering and clipping: multi-line secrets (a key block) are
+  // only recognizable without line-number prefixes, and a clip must not cut a token in half
+  // before the redactor saw it whole. The redactor keeps the line count.
+  const redaction = ctx.redactor.redact(window.lines.join("\n"));
+  let clipped = false;
+  const numbered = redaction.text.split("\n").map((line, index) => {
+    const shown = clipLine(line);
+    clipped ||= shown.clipped;
+    return `${first + index}\t${shown.text}`;
+  });
+  return {
+    output: [...numbered, ...notes].join("\n"),
+    truncated: clipped || !window.reachedEnd,
+    ...(redaction.count > 0 ? { redactions: { count: redaction.count, kinds: redaction.kinds } } : {}),
+  };
 }
 
-function describeSource(source: Source, offset: number | undefined, limit: number | undefined, ctx: ToolContext): ToolOutput {
+async function describeSource(source: Source, offset: number | undefined, limit: number | undefined, ctx: ToolContext): Promise<ToolOutput> {
   const kind = sniffMedia(source.head, source.shown);
   if (kind) return mediaResult(source, kind, ctx);
   if (looksBinary(source.head)) {
@@ -196,7 +228,7 @@ function describeSource(source: Source, offset: number | undefined, limit: numbe
   return textResult(source, offset, limit, ctx);
 }
 
-function readArtifact(path: string, offset: number | undefined, limit: number | undefined, ctx: ToolContext): ToolOutput {
+async function readArtifact(path: string, offset: number | undefined, limit: number | undefined, ctx: ToolContext): Promise<ToolOutput> {
   const sha = parseArtifactUri(path);
   if (sha === undefined) throw new Error(`${path} is not a valid reference (expected artifact://<64 hex characters>)`);
   // Only references the model was actually given: the store is not a directory to browse.
@@ -234,7 +266,7 @@ export const readTool = defineTool({
       const head = new Uint8Array(Math.min(stat.size, 8192));
       reader(head, 0);
       const whole = () => readHead(opened, Math.min(stat.size, MAX_ARTIFACT_BYTES)).bytes;
-      return describeSource({ shown, size: stat.size, reader, head, whole }, offset, limit, ctx);
+      return await describeSource({ shown, size: stat.size, reader, head, whole }, offset, limit, ctx);
     } finally {
       opened.close();
     }

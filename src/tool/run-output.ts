@@ -170,11 +170,19 @@ export function createProgressThrottle(progress: (message: string) => void, inte
   let cut = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let last = 0;
-  const send = (): void => {
+  // Only whole lines leave between flushes: a token written in two pieces must reach the
+  // redactor in one message. Cuts also start at a line start, never inside a token.
+  const send = (final: boolean): void => {
     timer = undefined;
-    if (pending === "") return;
-    const message = cut || pending.length > maxChars ? `…${pending.slice(pending.length - maxChars)}` : pending;
-    pending = "";
+    const end = final ? pending.length : pending.lastIndexOf("\n") + 1;
+    if (end <= 0) return;
+    let message = pending.slice(0, end);
+    pending = pending.slice(end);
+    if (cut || message.length > maxChars) {
+      const tail = message.slice(message.length - maxChars);
+      const lineStart = tail.indexOf("\n") + 1;
+      message = `…${lineStart > 0 && lineStart < tail.length ? tail.slice(lineStart) : tail}`;
+    }
     cut = false;
     last = performance.now();
     try {
@@ -185,14 +193,17 @@ export function createProgressThrottle(progress: (message: string) => void, inte
     push(text: string): void {
       pending += text;
       if (pending.length > 2 * maxChars) {
-        pending = pending.slice(pending.length - maxChars);
+        // Keep whole lines of the newest text; a line longer than the budget is cut at the end.
+        const keep = pending.slice(pending.length - maxChars);
+        const lineStart = keep.indexOf("\n") + 1;
+        pending = lineStart > 0 ? keep.slice(lineStart) : keep;
         cut = true;
       }
-      timer ??= setTimeout(send, Math.max(0, intervalMs - (performance.now() - last)));
+      timer ??= setTimeout(() => send(false), Math.max(0, intervalMs - (performance.now() - last)));
     },
     flush(): void {
       clearTimeout(timer);
-      send();
+      send(true);
     },
     stop(): void {
       clearTimeout(timer);

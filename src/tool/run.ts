@@ -31,6 +31,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import type { Readable } from "node:stream";
 import { z } from "zod";
+import { SECRET_ENV_NAME } from "../security/redact-rules.ts";
 import { resolveInRoots } from "../security/roots.ts";
 import type { Env } from "../util/env.ts";
 import { setSafeTimeout } from "../util/timers.ts";
@@ -67,7 +68,6 @@ const ALLOWED_PATTERNS = [/^LC_[A-Z_]+$/, /^XDG_[A-Z]+_(HOME|DIRS)$/];
 /** Proxies are passed only without credentials in the URL. */
 const PROXY_NAME = /^(https?|all|no)_proxy$/i;
 const URL_WITH_CREDENTIALS = /^(?:[a-z][a-z0-9+.-]*:\/\/)?[^/@\s]+@/i;
-const SECRET_NAME = /(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)/i;
 const ZERO_NAME = /^(ZERO_CLI_|DEVOUT_)/;
 
 /**
@@ -82,7 +82,7 @@ export function commandEnvironment(env: Env): Record<string, string> {
   const result: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined || value.includes("\0")) continue;
-    if (SECRET_NAME.test(name) || ZERO_NAME.test(name)) continue;
+    if (SECRET_ENV_NAME.test(name) || ZERO_NAME.test(name)) continue;
     if (PROXY_NAME.test(name)) {
       if (!URL_WITH_CREDENTIALS.test(value)) result[name] = value;
       continue;

@@ -18,7 +18,7 @@ import {
   writeSync,
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { openChecked, readHead } from "../security/files.ts";
+import { openChecked, openDirectoryChecked, readHead } from "../security/files.ts";
 import { type Roots, resolveInRoots } from "../security/roots.ts";
 import { canonicalPath, isWithin } from "../util/paths.ts";
 
@@ -165,6 +165,19 @@ export type AtomicWriteOptions = {
  * the new content, never a mix; on any failure the original is untouched and the temp file removed.
  */
 export function writeFileAtomic(target: string, data: Uint8Array, options: AtomicWriteOptions = {}): void {
+  // Act inside the checked directory by descriptor: a parent swapped for a symlink
+  // between the check and the write cannot redirect the file elsewhere.
+  const directory = openDirectoryChecked(dirname(target));
+  try {
+    writeInside(directory.base, basename(target), data, options);
+  } finally {
+    directory.close();
+  }
+  syncDirectory(dirname(target));
+}
+
+function writeInside(base: string, name: string, data: Uint8Array, options: AtomicWriteOptions): void {
+  const target = join(base, name);
   const temp = tempNameFor(target);
   const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
   const fd = openSync(temp, flags, 0o666);
@@ -191,7 +204,6 @@ export function writeFileAtomic(target: string, data: Uint8Array, options: Atomi
   } finally {
     if (!renamed) rmSync(temp, { force: true });
   }
-  syncDirectory(dirname(target));
 }
 
 /** Makes a rename durable; best effort, as some file systems refuse fsync on directories. */

@@ -5,6 +5,7 @@
 import { randomBytes } from "node:crypto";
 import { cpSync, type Dirent, readdirSync, readlinkSync, renameSync, rmSync, unlinkSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { openDirectoryChecked } from "../security/files.ts";
 import { displayPath, type Roots } from "../security/roots.ts";
 import { isWithin } from "../util/paths.ts";
 import type { ToolOutput } from "./define.ts";
@@ -59,7 +60,8 @@ export function moveEntry(roots: Roots, request: MoveRequest): ToolOutput {
 
   ensureDirectory(dirname(destination.path));
   try {
-    renameSync(source.path, destination.path);
+    // Both names resolved inside their checked parents, by descriptor.
+    insideParent(source.path, (from) => insideParent(destination.path, (to) => renameSync(from, to)));
   } catch (error) {
     const code = errorCode(error);
     if (code === "EXDEV") moveAcrossDevices(source.path, destination.path);
@@ -103,6 +105,16 @@ function countEntries(dir: string): { files: number; dirs: number; capped: boole
 
 export type DeleteRequest = { path: string; recursive: boolean };
 
+/** Runs `action` on a name inside its checked parent directory (by descriptor; see openDirectoryChecked). */
+function insideParent<T>(path: string, action: (entry: string) => T): T {
+  const directory = openDirectoryChecked(dirname(path));
+  try {
+    return action(join(directory.base, basename(path)));
+  } finally {
+    directory.close();
+  }
+}
+
 export function deleteEntry(roots: Roots, request: DeleteRequest): ToolOutput {
   const target = resolveEntry(roots, request.path);
   const shown = displayPath(roots, target.path);
@@ -112,7 +124,7 @@ export function deleteEntry(roots: Roots, request: DeleteRequest): ToolOutput {
 
   if (target.isLink) {
     const pointsTo = readlinkSync(target.path);
-    unlinkSync(target.path);
+    insideParent(target.path, (entry) => unlinkSync(entry));
     syncDirectory(dirname(target.path));
     return { output: `deleted symlink ${shown} (it pointed to ${pointsTo}; the target was not touched)` };
   }
@@ -122,18 +134,18 @@ export function deleteEntry(roots: Roots, request: DeleteRequest): ToolOutput {
     if (!request.recursive) {
       throw new Error(`${shown} is a directory (${what}); set recursive: true to delete it and everything in it`);
     }
-    rmSync(target.path, { recursive: true });
+    insideParent(target.path, (entry) => rmSync(entry, { recursive: true }));
     syncDirectory(dirname(target.path));
     return { output: `deleted directory ${shown} (${what})` };
   }
   if (!stat.isFile()) {
-    unlinkSync(target.path);
+    insideParent(target.path, (entry) => unlinkSync(entry));
     return { output: `deleted ${shown} (not a regular file)` };
   }
   // The removed content, for surfaces (bounded; binary or huge files get no diff).
   const existing = inspectTarget(target.path, shown);
   const text = existing.kind === "file" && existing.bytes !== undefined ? decodeText(existing.bytes) : undefined;
-  unlinkSync(target.path);
+  insideParent(target.path, (entry) => unlinkSync(entry));
   syncDirectory(dirname(target.path));
   if (text === undefined) return { output: `deleted ${shown} (${stat.size} bytes, not shown as text)` };
   const diff = diffTexts(diffName(roots, target.path, "a"), "/dev/null", text, "");

@@ -103,3 +103,24 @@ test("text artifacts are stored redacted and read back redacted", async () => {
   expect(back).toContain("late [REDACTED:github-token]");
   expect(back).not.toContain(token);
 });
+
+test("a token written in pieces never reaches progress events whole, and nothing raw lands on disk", async () => {
+  const token = githubToken();
+  sandbox.writeUserConfig(fakeConfig(fake.url));
+  // Piecewise output, a stray non-UTF-8 byte, and enough lines to spill into an artifact.
+  const command = `printf '${token.slice(0, 4)}'; sleep 0.3; printf '${token.slice(4)}\\n'; printf '\\377\\n'; seq 1 30000`;
+  fake.script([{ toolCalls: [{ name: "run", args: { command } }] }, { text: "ok" }]);
+  const result = await runZero(["run", "-y", "--json", "x"], { sandbox });
+  expect(result.code).toBe(0);
+  for (const event of jsonLines(result.stdout).filter((e) => e.type === "tool.progress")) {
+    expect(event.message).not.toContain(token.slice(4));
+  }
+  const artifacts = join(sandbox.stateHome, "zero-cli");
+  const files = new Bun.Glob("**/artifacts/*/*").scanSync({ cwd: artifacts, absolute: true });
+  let scanned = 0;
+  for (const file of files) {
+    scanned += 1;
+    expect(await Bun.file(file).text()).not.toContain(token.slice(4));
+  }
+  expect(scanned).toBeGreaterThan(0);
+});
