@@ -1,6 +1,6 @@
 import type { PermissionMode } from "../config/schema.ts";
 import type { ModelRunner } from "../llm/step.ts";
-import type { EventBody, StopReason } from "../protocol/events.ts";
+import type { EventBody, StopReason, Usage } from "../protocol/events.ts";
 import type { ModelMessage } from "../protocol/messages.ts";
 import type { ApprovalBroker } from "../policy/approvals.ts";
 import type { Rule } from "../policy/rules.ts";
@@ -37,5 +37,9 @@ export type LoopInput = {
   /** Why `signal` fired: cancelled or deadline. */
   abortReason(): StopReason;
   emit(body: EventBody): void;
+  /** Budget already spent by an earlier part of this run (resume of an interrupted run). */
+  spent?: { usage: Usage; steps: number; toolCalls: number };
+  /** Called after every step whose tool calls are all answered: history is well-formed there. */
+  onCheckpoint?(snapshot: { history: ModelMessage[]; usage: Usage; steps: number; toolCalls: number }): void;
 };
 

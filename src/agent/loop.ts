@@ -29,10 +29,11 @@ function aborted(input: LoopInput) {
  */
 export async function runLoop(input: LoopInput): Promise<LoopResult> {
   const history = [...input.history];
-  let usage = emptyUsage();
-  let steps = 0;
+  // A resumed run continues its spent budget: steps, calls and usage count from where it stopped.
+  let usage = input.spent?.usage ?? emptyUsage();
+  let steps = input.spent?.steps ?? 0;
   let lastText = "";
-  const guards: CallGuards = { toolCalls: 0, lastSignature: "", repeats: 0, knownArtifacts: new Set() };
+  const guards: CallGuards = { toolCalls: input.spent?.toolCalls ?? 0, lastSignature: "", repeats: 0, knownArtifacts: new Set() };
   // References already in the conversation (the task, earlier turns) may be opened.
   learnArtifacts(JSON.stringify(history), guards.knownArtifacts);
   const finish = (status: RunStatus, reason: StopReason | null, failure?: ProviderFailure): LoopResult => ({
@@ -127,6 +128,8 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
     }
     const results: ToolResultPart[] = (await Promise.all(answers)).map((a) => a.part);
     history.push(toolResultMessage(results));
+    // A consistent point (every call answered): the session may checkpoint it.
+    input.onCheckpoint?.({ history, usage, steps, toolCalls: guards.toolCalls });
     if (stop) return finish("limit", stop.reason);
   }
 }

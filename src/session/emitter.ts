@@ -6,8 +6,13 @@ export type EventListener = (event: RuntimeEvent) => void;
  * Stamps each event with its envelope (UUID, sequence, ISO time, run id) and
  * hands it to the listeners in order. One emitter per run.
  */
-export function createEmitter(runId: string, listeners: EventListener[]) {
-  let sequence = 0;
+export function createEmitter(
+  runId: string,
+  listeners: EventListener[],
+  options: { startSequence?: number; persist?: ((event: RuntimeEvent) => void) | undefined } = {},
+) {
+  // A resumed run continues its own numbering.
+  let sequence = options.startSequence ?? 0;
   return (body: EventBody): RuntimeEvent => {
     sequence += 1;
     const event = {
@@ -17,6 +22,7 @@ export function createEmitter(runId: string, listeners: EventListener[]) {
       runId,
       ...body,
     } as RuntimeEvent;
+    options.persist?.(event); // before publication: what a client saw is always stored
     for (const listener of listeners) {
       // A failing listener (a closed pipe, a bug in a surface) must not break the
       // run or the event contract: the other listeners still get every event.

@@ -12,13 +12,15 @@ import { DEFAULT_MAX_STEPS, EMERGENCY_TOOL_CALLS } from "../config/defaults.ts";
 import { configDir, stateDir } from "../config/paths.ts";
 import { createArtifactStore } from "../store/artifacts.ts";
 import { workspaceStateDir } from "../store/state.ts";
+import type { RunRow, Store } from "../store/store.ts";
 import { createModelRunner, type ModelRunner } from "../llm/step.ts";
-import { exitCodeFor, type RuntimeEvent, type StopReason } from "../protocol/events.ts";
+import { exitCodeFor, type RuntimeEvent, type StopReason, type Usage } from "../protocol/events.ts";
 import { newRunId, newSessionId } from "../protocol/ids.ts";
 import { userMessage, type ModelMessage } from "../protocol/messages.ts";
 import { createApprovalBroker, type ApprovalResponder } from "../policy/approvals.ts";
 import { MODE_RULES } from "../policy/rules.ts";
 import { createRedactor } from "../security/redact.ts";
+import { SECRET_ENV_NAME } from "../security/redact-rules.ts";
 import { createRoots, type Roots } from "../security/roots.ts";
 import type { Tool } from "../tool/define.ts";
 import { CORE_TOOL_NAMES, createToolRegistry } from "../tool/registry.ts";
@@ -28,6 +30,8 @@ import type { Env } from "../util/env.ts";
 import { UsageError, errorMessage } from "../util/errors.ts";
 import { setSafeTimeout } from "../util/timers.ts";
 import { createEmitter, type EventListener } from "./emitter.ts";
+import { createRunRecorder, titleFrom, type CheckpointMeta } from "./recorder.ts";
+import type { Continuation } from "./resume.ts";
 import { readPromptTexts } from "./prompt-inputs.ts";
 
 export type Surface = "cli" | "tui" | "acp" | "host" | "exec";
@@ -51,8 +55,10 @@ export type RunRequest = {
   overrides?: RunOverrides;
   /** Absent on headless surfaces: calls that need approval are denied. */
   responder?: ApprovalResponder;
-  sessionId?: string;
-  history?: ModelMessage[];
+  /** Where events, runs and checkpoints are recorded; absent when storage is disabled. */
+  store?: Store;
+  /** Earlier work this run continues (`--resume`, `--resume-run`). */
+  continuation?: Continuation;
 };
 
 export type RunOutcome = {
@@ -62,6 +68,8 @@ export type RunOutcome = {
   exitCode: number;
   text: string;
   history: ModelMessage[];
+  /** Set when recording to the store failed: the run finished without full persistence. */
+  persistWarning?: string;
 };
 
 export type PreparedRun = {
@@ -75,7 +83,6 @@ export type PreparedRun = {
   cancel(): void;
 };
 
-const SECRET_VARIABLE = /(API_KEY|_KEY|_TOKEN|_SECRET|PASSWORD|CREDENTIALS?)$/i;
 const CANONICAL_KEY_VARIABLES = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "KIMI_API_KEY", "NEBIUS_API_KEY", "AI_GATEWAY_API_KEY", "BRAVE_SEARCH_API_KEY"];
 
 /**
@@ -87,8 +94,12 @@ function knownSecretValues(config: EffectiveConfig, env: Env): string[] {
   const names = new Set(CANONICAL_KEY_VARIABLES);
   for (const model of Object.values(config.models)) if (model.apiKeyEnv) names.add(model.apiKeyEnv);
   if (config.webSearch.apiKeyEnv) names.add(config.webSearch.apiKeyEnv);
-  for (const name of Object.keys(env)) if (SECRET_VARIABLE.test(name)) names.add(name);
-  return [...names].map((name) => env[name]).filter((value): value is string => typeof value === "string" && value !== "");
+  for (const name of Object.keys(env)) if (SECRET_ENV_NAME.test(name)) names.add(name);
+  // A value that is a plain word (MONKEY_KEY=keyboard) would be scrubbed everywhere: keep
+  // only values that look like credentials (long enough, not just letters).
+  return [...names]
+    .map((name) => env[name])
+    .filter((value): value is string => typeof value === "string" && value.length >= 8 && !/^[A-Za-z]+$/.test(value));
 }
 
 function pickAgent(config: EffectiveConfig): AgentProfile {
@@ -124,11 +135,21 @@ function pickTools(agent: AgentProfile): Map<string, Tool> {
  * fix (exit 2); after this, failures are run events.
  */
 export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
-  const { config, overrides = {} } = request;
+  const { config, overrides = {}, continuation } = request;
   const agent = pickAgent(config);
-  const model = pickModel(config, overrides.model ?? agent.model, overrides.model !== undefined);
+  const saved = continuation?.meta;
+  // A continuation keeps its saved model unless --model replaces it on purpose.
+  const model = pickModel(config, overrides.model ?? saved?.model.alias ?? agent.model, overrides.model !== undefined);
   const tools = pickTools(agent);
-  const permissionMode = overrides.permissionMode ?? agent.permissionMode ?? config.permissionMode;
+  let permissionMode = overrides.permissionMode ?? agent.permissionMode ?? config.permissionMode;
+  if (continuation?.kind === "run") {
+    // An interrupted run keeps its authority: it was granted for that run, not widened later.
+    if (overrides.permissionMode !== undefined && overrides.permissionMode !== saved!.permissionMode) {
+      throw new UsageError(`--resume-run keeps the run's permission mode (${saved!.permissionMode}); it cannot be changed to ${overrides.permissionMode}`);
+    }
+    permissionMode = saved!.permissionMode as PermissionMode;
+  }
+  const workDepth = overrides.depth ?? (saved?.workDepth as WorkDepth | undefined) ?? config.workDepth;
   const roots: Roots = createRoots({
     workspace: request.workspace,
     extraDirs: request.extraDirs ?? [],
@@ -159,16 +180,67 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
 
   // Large outputs live in the workspace's private state directory, created on first use.
   const artifacts = createArtifactStore(join(workspaceStateDir(request.env, roots.workspace), "artifacts"));
-  const runId = newRunId(now);
-  const sessionId = request.sessionId ?? newSessionId(now);
-  const timeoutMs = Math.min(config.limits.runTimeoutMs, agent.timeoutMs ?? Number.POSITIVE_INFINITY);
+  const runId = continuation?.kind === "run" ? continuation.run.id : newRunId(now);
+  const sessionId =
+    continuation?.kind === "run" ? continuation.run.sessionId : continuation?.kind === "session" ? continuation.sessionId : newSessionId(now);
+  // A resumed run keeps its absolute deadline; a passed one stops it at once.
+  const timeoutMs =
+    continuation?.kind === "run"
+      ? Math.max(0, Date.parse(continuation.meta.deadline) - now.getTime())
+      : Math.min(config.limits.runTimeoutMs, agent.timeoutMs ?? Number.POSITIVE_INFINITY);
   const controller = new AbortController();
   let abortReason: StopReason = "cancelled";
 
+  const runRow = (deadline: Date): RunRow => ({
+    id: runId,
+    sessionId,
+    rootId: runId,
+    parentId: null,
+    task: request.task,
+    agent: agent.name,
+    modelAlias: model.alias,
+    provider: model.type,
+    apiModel: model.model,
+    status: "running",
+    reason: null,
+    depth: 0,
+    workspace: roots.workspace,
+    permissionMode,
+    workDepth,
+    budgets: { maxSteps: agent.maxSteps ?? DEFAULT_MAX_STEPS, maxToolCalls: agent.maxToolCalls ?? EMERGENCY_TOOL_CALLS, maxTokens: agent.maxTokens ?? null, timeoutMs },
+    usage: continuation?.kind === "run" ? { ...continuation.meta.usage } : {},
+    steps: continuation?.kind === "run" ? continuation.meta.steps : 0,
+    toolCalls: continuation?.kind === "run" ? continuation.meta.toolCalls : 0,
+    deadline: deadline.toISOString(),
+    startedAt: now.toISOString(),
+    endedAt: null,
+    pid: process.pid,
+  });
+
   async function execute(listeners: EventListener[]): Promise<RunOutcome> {
-    const emit = createEmitter(runId, listeners);
     const startedAt = performance.now();
-    const deadline = new Date(Date.now() + timeoutMs);
+    const deadline = continuation?.kind === "run" ? new Date(continuation.meta.deadline) : new Date(Date.now() + timeoutMs);
+    const recorder = request.store
+      ? createRunRecorder(request.store, runRow(deadline), { surface: request.surface, title: titleFrom(request.task), isNew: continuation === undefined })
+      : undefined;
+    const emit = createEmitter(runId, listeners, {
+      startSequence: continuation?.kind === "run" ? continuation.lastSequence : 0,
+      // Written before any surface sees it: what a client saw is always in the store.
+      persist: recorder ? (event) => recorder.event(event) : undefined,
+    });
+    const checkpointMeta = (snapshot: { usage: Usage; steps: number; toolCalls: number }): CheckpointMeta => ({
+      mode: "agent",
+      surface: request.surface,
+      workspace: roots.workspace,
+      agent: agent.name,
+      model: runner.identity,
+      workDepth,
+      permissionMode,
+      deadline: deadline.toISOString(),
+      usage: snapshot.usage,
+      steps: snapshot.steps,
+      toolCalls: snapshot.toolCalls,
+    });
     const timer = setSafeTimeout(() => {
       abortReason = "deadline";
       controller.abort();
@@ -179,7 +251,7 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
       toolTimeoutMs: config.limits.toolTimeoutMs,
       maxAttachmentBytes: config.limits.maxAttachmentBytes,
     };
-    const history = [...(request.history ?? []), userMessage(request.task)];
+    const history = [...(continuation?.history ?? []), userMessage(request.task)];
     try {
       emit({
         type: "run.started",
@@ -193,7 +265,7 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
         cwd: roots.workspace,
         roots: roots.roots.map((r) => r.path),
         permissionMode,
-        workDepth: overrides.depth ?? config.workDepth,
+        workDepth,
         depth: 0,
         reasoningEffort: overrides.reasoningEffort ?? model.reasoningEffort ?? null,
         speed: overrides.speed ?? model.speed ?? null,
@@ -215,11 +287,15 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
         signal: controller.signal,
         abortReason: () => abortReason,
         emit,
+        ...(continuation?.kind === "run" ? { spent: { usage: continuation.meta.usage, steps: continuation.meta.steps, toolCalls: continuation.meta.toolCalls } } : {}),
+        onCheckpoint: (snapshot) => recorder?.checkpoint(snapshot.history, checkpointMeta(snapshot)),
       });
       if (result.reason === "deadline") {
         emit({ type: "guard.triggered", guard: "deadline", message: `the run passed its deadline (${timeoutMs} ms)` });
       }
       const exitCode = exitCodeFor(result.status, result.reason);
+      // The final history (the answer included) is what `--resume` continues from.
+      recorder?.checkpoint(result.history, checkpointMeta(result));
       emit({
         type: "run.completed",
         status: result.status,
@@ -231,7 +307,9 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
         toolCalls: result.toolCalls,
         durationMs: Math.round(performance.now() - startedAt),
       });
-      return { runId, sessionId, status: result.status, exitCode, text: result.text, history: result.history };
+      recorder?.finish({ status: result.status, reason: result.reason, usage: { ...result.usage }, steps: result.steps, toolCalls: result.toolCalls });
+      const persistWarning = recorder?.failure();
+      return { runId, sessionId, status: result.status, exitCode, text: result.text, history: result.history, ...(persistWarning ? { persistWarning } : {}) };
     } catch (error) {
       // A bug, not a provider problem: still one failure event and one terminal event.
       emit({
@@ -250,6 +328,7 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
         toolCalls: 0,
         durationMs: Math.round(performance.now() - startedAt),
       });
+      recorder?.finish({ status: "failed", reason: "internal_error", usage: {}, steps: 0, toolCalls: 0 });
       return { runId, sessionId, status: "failed", exitCode, text: "", history };
     } finally {
       clearTimeout(timer);

@@ -9,7 +9,7 @@ import { UsageError, errorMessage } from "../../util/errors.ts";
 import { canonicalPath, isWithin } from "../../util/paths.ts";
 import { parseCommandArgs, stringFlag } from "./args.ts";
 import { AGENTS_HELP, INIT_HELP, TRUST_HELP } from "./help.ts";
-import { reportConfigNotices, type CliIo } from "./run-command.ts";
+import { reportConfigNotices, type CliIo } from "./io.ts";
 import { workspaceFrom } from "./workspace.ts";
 
 const CWD_ONLY = { cwd: { type: "string" }, help: { type: "boolean", short: "h" } } as const;

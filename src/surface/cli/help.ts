@@ -6,6 +6,7 @@ export const MAIN_HELP = `zero: a multi-agent coding agent for your terminal
 
 Usage:
   zero run [options] [task]   run one task headlessly (task from arguments or stdin)
+  zero sessions               list this workspace's sessions (--interrupted: interrupted runs)
   zero agents                 show the effective agent profiles
   zero init                   create zero-cli.jsonc and prompt files, and trust this workspace
   zero trust                  trust this workspace's project configuration
@@ -33,6 +34,9 @@ Options:
       --reasoning-effort <level>  default, low, medium, high, xhigh, max or ultra
       --speed <mode>              standard or fast
       --depth <preset>            flash, medium, pro or ultra
+      --resume <id|latest>        continue a saved session (its exact history) with a new task
+      --resume-run <id|latest>    continue a run interrupted by a process death (same run id,
+                                  permissions, spent budget and deadline)
   -h, --help                      show this help
 
 Headless runs cannot ask for approval: a call that needs it is denied and the
@@ -57,4 +61,11 @@ export const TRUST_HELP = `Usage: zero trust [--cwd <dir>]
 Marks the workspace trusted so its project configuration (zero-cli.jsonc,
 .zero-cli/zero-cli.jsonc or .zero-cli/config.jsonc) is loaded. Read that file
 first: it can choose model endpoints, permissions and prompts.
+`;
+
+export const SESSIONS_HELP = `Usage: zero sessions [--interrupted] [--cwd <dir>]
+
+Lists this workspace's CLI sessions, newest first: id, last activity (UTC),
+status of the latest run, title. With --interrupted, lists root runs that a
+process death interrupted; continue one with 'zero run --resume-run <id> <task>'.
 `;

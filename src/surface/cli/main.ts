@@ -1,12 +1,16 @@
 import { ConfigError } from "../../config/errors.ts";
+import { StoreError } from "../../store/errors.ts";
 import { sanitizeForTerminal } from "../../security/terminal.ts";
 import { UsageError, errorMessage } from "../../util/errors.ts";
 import { agentsCommand, initCommand, trustCommand } from "./config-commands.ts";
-import { runCommand, type CliIo } from "./run-command.ts";
+import type { CliIo } from "./io.ts";
+import { runCommand } from "./run-command.ts";
+import { sessionsCommand } from "./sessions-command.ts";
 import { createOutput, stdinMayHaveData } from "./stdio.ts";
 
 const COMMANDS: Record<string, (io: CliIo) => number | Promise<number>> = {
   run: runCommand,
+  sessions: sessionsCommand,
   agents: agentsCommand,
   init: initCommand,
   trust: trustCommand,
@@ -57,7 +61,7 @@ export async function main(argv: string[]): Promise<number> {
   try {
     code = await handler(io);
   } catch (error) {
-    if (error instanceof UsageError || error instanceof ConfigError) {
+    if (error instanceof UsageError || error instanceof ConfigError || error instanceof StoreError) {
       const prefix = error instanceof UsageError && error.command ? `zero ${error.command}` : "zero";
       stderr.write(`${prefix}: ${error.message}\n`);
       code = 2;

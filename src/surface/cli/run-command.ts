@@ -1,26 +1,16 @@
 import { PERMISSION_MODES, REASONING_EFFORTS, SPEEDS, WORK_DEPTHS } from "../../config/schema.ts";
-import { loadConfig, type LoadedConfig } from "../../config/load.ts";
+import { loadConfig } from "../../config/load.ts";
 import type { RuntimeEvent } from "../../protocol/events.ts";
+import { resolveRunResume, resolveSessionResume } from "../../session/resume.ts";
 import { prepareRun } from "../../session/run.ts";
-import type { Env } from "../../util/env.ts";
 import { UsageError } from "../../util/errors.ts";
 import { enumFlag, listFlag, parseCommandArgs, stringFlag } from "./args.ts";
 import { RUN_HELP } from "./help.ts";
 import { createHumanPrinter } from "./human-output.ts";
+import { reportConfigNotices, type CliIo } from "./io.ts";
+import { openWorkspaceStore } from "./sessions-command.ts";
 import { existingDirectory, workspaceFrom } from "./workspace.ts";
 
-
-export type CliIo = {
-  argv: string[];
-  env: Env;
-  cwd: string;
-  stdout(text: string): void;
-  stderr(text: string): void;
-  /** The whole of standard input, or undefined when it is a terminal. */
-  readStdin(): Promise<string | undefined>;
-  /** Registers what a first SIGINT/SIGTERM (or a closed stdout) does: cancel the run. */
-  onInterrupt(handler: () => void): void;
-};
 
 const RUN_OPTIONS = {
   model: { type: "string", short: "m" },
@@ -32,20 +22,10 @@ const RUN_OPTIONS = {
   "reasoning-effort": { type: "string" },
   speed: { type: "string" },
   depth: { type: "string" },
+  resume: { type: "string" },
+  "resume-run": { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
-
-/** One-line notices about the configuration: an untrusted project file, a deprecated file name. */
-export function reportConfigNotices(io: CliIo, loaded: LoadedConfig): void {
-  const file = loaded.ignoredProjectFile;
-  if (file && loaded.ignoredBecause) io.stderr(`zero: not loading project config ${file}: ${loaded.ignoredBecause}\n`);
-  else if (file) io.stderr(`zero: ignoring untrusted project config ${file} (review it, then run 'zero trust')\n`);
-  for (const source of loaded.sources) {
-    if (/(^|\/)\.?devout(\.jsonc|\/)/.test(source.file)) {
-      io.stderr(`zero: ${source.file} uses a deprecated name; rename it to zero-cli.jsonc (or .zero-cli/config.jsonc)\n`);
-    }
-  }
-}
 
 export async function runCommand(io: CliIo): Promise<number> {
   const { values, positionals } = parseCommandArgs("run", io.argv, RUN_OPTIONS, true);
@@ -72,6 +52,19 @@ export async function runCommand(io: CliIo): Promise<number> {
 
   const loaded = loadConfig({ workspace, env: io.env });
   reportConfigNotices(io, loaded);
+  const resume = stringFlag(values.resume);
+  const resumeRun = stringFlag(values["resume-run"]);
+  if (resume !== undefined && resumeRun !== undefined) {
+    throw new UsageError("--resume and --resume-run cannot be combined: the first starts a new run in a saved session, the second continues an interrupted run", { command: "run" });
+  }
+  const store = openWorkspaceStore(io, loaded, workspace, io.env);
+  const resumeContext = { workspace, surface: "cli" as const, config: loaded.config, ...(stringFlag(values.model) !== undefined ? { modelOverride: stringFlag(values.model)! } : {}) };
+  const continuation =
+    resume !== undefined
+      ? resolveSessionResume(store, resume, resumeContext)
+      : resumeRun !== undefined
+        ? resolveRunResume(store, resumeRun, resumeContext)
+        : undefined;
   const run = await prepareRun({
     config: loaded.config,
     env: io.env,
@@ -79,6 +72,8 @@ export async function runCommand(io: CliIo): Promise<number> {
     extraDirs,
     task,
     surface: "cli",
+    ...(store ? { store } : {}),
+    ...(continuation ? { continuation } : {}),
     overrides: {
       ...(stringFlag(values.model) !== undefined ? { model: stringFlag(values.model) } : {}),
       ...(permissionMode ? { permissionMode } : {}),
@@ -92,6 +87,11 @@ export async function runCommand(io: CliIo): Promise<number> {
   const print = values.json
     ? (event: RuntimeEvent) => io.stdout(`${JSON.stringify(event)}\n`)
     : createHumanPrinter(io.stdout, io.stderr);
-  const outcome = await run.execute([print]);
-  return outcome.exitCode;
+  try {
+    const outcome = await run.execute([print]);
+    if (outcome.persistWarning) io.stderr(`zero: ${outcome.persistWarning}\n`);
+    return outcome.exitCode;
+  } finally {
+    store?.close();
+  }
 }

@@ -1,0 +1,135 @@
+import type { Database } from "bun:sqlite";
+import { errorMessage } from "../util/errors.ts";
+import { StoreError } from "./errors.ts";
+
+/**
+ * Numbered schema migrations. The schema version lives in `PRAGMA user_version`:
+ * it sits in the database header and is written inside the migration's own
+ * transaction, so a migration and its version bump commit (or roll back) together,
+ * and reading it needs no table. Append new migrations; never edit a shipped one.
+ */
+export type Migration = { version: number; name: string; up: (db: Database) => void };
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: "sessions, runs, events, checkpoints",
+    up(db) {
+      db.run(`CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        surface TEXT NOT NULL,
+        workspace TEXT NOT NULL,
+        title TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      )`);
+      db.run("CREATE INDEX sessions_by_workspace ON sessions(workspace, updated_at)");
+      db.run(`CREATE TABLE runs (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        root_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        parent_id TEXT REFERENCES runs(id) ON DELETE CASCADE,
+        task TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        model_alias TEXT NOT NULL,
+        provider TEXT NOT NULL,
+        api_model TEXT NOT NULL,
+        status TEXT NOT NULL,
+        reason TEXT,
+        depth INTEGER NOT NULL,
+        workspace TEXT NOT NULL,
+        permission_mode TEXT NOT NULL,
+        work_depth TEXT NOT NULL,
+        budgets TEXT NOT NULL,
+        usage TEXT NOT NULL,
+        steps INTEGER NOT NULL,
+        tool_calls INTEGER NOT NULL,
+        deadline TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        ended_at TEXT,
+        pid INTEGER NOT NULL,
+        UNIQUE (id, session_id)
+      )`);
+      db.run("CREATE INDEX runs_by_workspace_status ON runs(workspace, status)");
+      db.run("CREATE INDEX runs_by_session ON runs(session_id, parent_id, started_at)");
+      db.run("CREATE INDEX runs_by_root ON runs(root_id)");
+      db.run("CREATE INDEX runs_by_parent ON runs(parent_id)");
+      db.run(`CREATE TABLE events (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        sequence INTEGER NOT NULL,
+        type TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        body TEXT NOT NULL,
+        UNIQUE (run_id, sequence)
+      )`);
+      db.run(`CREATE TABLE checkpoints (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL,
+        run_id TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        history TEXT NOT NULL,
+        meta TEXT NOT NULL,
+        FOREIGN KEY (run_id, session_id) REFERENCES runs(id, session_id) ON DELETE CASCADE
+      )`);
+      db.run("CREATE INDEX checkpoints_by_session ON checkpoints(session_id, id)");
+      db.run("CREATE INDEX checkpoints_by_run ON checkpoints(run_id, id)");
+    },
+  },
+];
+
+export function schemaVersion(db: Database): number {
+  const row = db.query("PRAGMA user_version").get() as { user_version: number } | null;
+  return row?.user_version ?? 0;
+}
+
+export function latestVersion(migrations: readonly Migration[]): number {
+  return migrations.reduce((max, m) => Math.max(max, m.version), 0);
+}
+
+/**
+ * Brings the database up to the newest version, one transaction per migration.
+ * `BEGIN IMMEDIATE` takes the write lock before reading the version, so two
+ * processes opening the same old file never apply a migration twice. A database
+ * from a newer zero is refused: this code cannot know what its tables mean.
+ */
+export function migrate(db: Database, file: string, migrations: readonly Migration[] = MIGRATIONS): { from: number; to: number } {
+  const latest = latestVersion(migrations);
+  const from = schemaVersion(db);
+  if (from > latest) {
+    throw new StoreError(
+      "newer_schema",
+      `${file} has schema version ${from}, but this zero understands versions up to ${latest}; ` +
+        "upgrade zero, or point storage.path at another file name",
+    );
+  }
+  // The common case takes no write lock: opening never waits on another process's writes.
+  if (from === latest) return { from, to: latest };
+  const ordered = [...migrations].sort((a, b) => a.version - b.version);
+  for (const migration of ordered) {
+    db.run("BEGIN IMMEDIATE");
+    try {
+      const current = schemaVersion(db);
+      if (current > latest) throw new StoreError("newer_schema", `${file} was upgraded to schema version ${current} by a newer zero while opening`);
+      if (current >= migration.version) {
+        db.run("COMMIT");
+        continue;
+      }
+      migration.up(db);
+      // PRAGMA takes no bound parameters; the version is an integer we own.
+      db.run(`PRAGMA user_version = ${Math.trunc(migration.version)}`);
+      db.run("COMMIT");
+    } catch (error) {
+      // Some failures (a full disk) already ended the transaction.
+      if (db.inTransaction) db.run("ROLLBACK");
+      if (error instanceof StoreError) throw error;
+      throw new StoreError(
+        "migration_failed",
+        `${file}: migration ${migration.version} (${migration.name}) failed: ${errorMessage(error)}`,
+        { cause: error },
+      );
+    }
+  }
+  return { from, to: Math.max(from, latest) };
+}

@@ -1,0 +1,343 @@
+import { Database } from "bun:sqlite";
+import { afterEach, describe, expect, test } from "bun:test";
+import { Buffer } from "node:buffer";
+import { join } from "node:path";
+import { StoreError } from "./errors.ts";
+import { processIsAlive } from "./records.ts";
+import { openStore, type Checkpoint, type Store } from "./store.ts";
+import { runRow, sessionRow, tempDirs } from "./store-test-support.ts";
+
+const dirs = tempDirs();
+const open: Store[] = [];
+afterEach(() => {
+  for (const store of open.splice(0)) store.close();
+  dirs.cleanup();
+});
+
+function storeIn(dir: string, options: { isAlive?: (pid: number) => boolean; checkpointsPerSession?: number; maxCheckpointBytes?: number } = {}): Store {
+  const { store, notices } = openStore({ dir, ...options });
+  expect(notices).toEqual([]);
+  open.push(store);
+  return store;
+}
+
+function code(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (error) {
+    return error instanceof StoreError ? error.code : `not a StoreError: ${String(error)}`;
+  }
+  return "no error";
+}
+
+const W = "/work/project";
+
+describe("sessions", () => {
+  test("listed newest activity first, filtered by workspace and surface, with the status of the latest root run", () => {
+    const store = storeIn(dirs.make());
+    store.createSession(sessionRow({ id: "s-old", createdAt: "2025-01-01T00:00:00.000Z" }));
+    store.createSession(sessionRow({ id: "s-mid", createdAt: "2025-01-02T00:00:00.000Z", surface: "tui" }));
+    store.createSession(sessionRow({ id: "s-new", createdAt: "2025-01-03T00:00:00.000Z" }));
+    store.createSession(sessionRow({ id: "s-other", createdAt: "2025-01-04T00:00:00.000Z", workspace: "/elsewhere" }));
+    expect(store.listSessions({ workspace: W }).map((s) => s.id)).toEqual(["s-new", "s-mid", "s-old"]);
+
+    store.touchSession("s-old", "2025-01-05T00:00:00.000Z");
+    store.touchSession("s-old", "2024-12-31T00:00:00.000Z"); // never backwards
+    expect(store.listSessions({ workspace: W }).map((s) => s.id)).toEqual(["s-old", "s-new", "s-mid"]);
+    expect(store.getSession("s-old")?.updatedAt).toBe("2025-01-05T00:00:00.000Z");
+    expect(store.listSessions({ workspace: W, surface: "tui" }).map((s) => s.id)).toEqual(["s-mid"]);
+    expect(store.listSessions({ workspace: W, limit: 2 }).map((s) => s.id)).toEqual(["s-old", "s-new"]);
+
+    expect(store.getSession("s-new")?.status).toBe("idle");
+    store.createRun(runRow({ id: "r1", sessionId: "s-new", status: "completed", startedAt: "2025-01-06T00:00:00.000Z" }));
+    store.createRun(runRow({ id: "r2", sessionId: "s-new", status: "running", startedAt: "2025-01-06T00:01:00.000Z" }));
+    // A newer child run does not speak for the session.
+    store.createRun(runRow({ id: "r3", sessionId: "s-new", rootId: "r2", parentId: "r2", depth: 1, status: "failed", startedAt: "2025-01-06T00:02:00.000Z" }));
+    const listed = store.listSessions({ workspace: W })[0];
+    expect(listed).toEqual({
+      id: "s-new",
+      surface: "cli",
+      workspace: W,
+      title: "fix the tests",
+      createdAt: "2025-01-03T00:00:00.000Z",
+      updatedAt: "2025-01-06T00:02:00.000Z", // creating a run is activity
+      status: "running",
+    });
+    store.updateRun("r2", { status: "cancelled", endedAt: "2025-01-06T00:03:00.000Z" });
+    expect(store.getSession("s-new")).toMatchObject({ status: "cancelled", updatedAt: "2025-01-06T00:03:00.000Z" });
+    expect(store.getSession("nope")).toBeUndefined();
+    expect(code(() => store.touchSession("nope", "2025-01-01T00:00:00.000Z"))).toBe("not_found");
+  });
+});
+
+describe("runs", () => {
+  test("round trip, partial updates, explicit nulls, and unknown ids", () => {
+    const store = storeIn(dirs.make());
+    store.createSession(sessionRow());
+    const root = runRow({ budgets: { maxSteps: 3, nested: { a: [1, "x"] }, none: null } });
+    store.createRun(root);
+    expect(store.getRun(root.id)).toEqual(root);
+    const child = runRow({ id: "run_child", rootId: root.id, parentId: root.id, depth: 1, agent: "explore" });
+    store.createRun(child);
+    expect(store.getRun("run_child")).toEqual(child);
+
+    store.updateRun(root.id, { status: "limit", reason: "max_steps", usage: { inputTokens: 10, outputTokens: 5 }, steps: 3, toolCalls: 7 });
+    expect(store.getRun(root.id)).toEqual({
+      ...root,
+      status: "limit",
+      reason: "max_steps",
+      usage: { inputTokens: 10, outputTokens: 5 },
+      steps: 3,
+      toolCalls: 7,
+    });
+    store.updateRun(root.id, { reason: null, endedAt: "2025-01-01T00:10:00.000Z", pid: 4242 });
+    expect(store.getRun(root.id)).toMatchObject({ status: "limit", reason: null, endedAt: "2025-01-01T00:10:00.000Z", pid: 4242, steps: 3 });
+    expect(store.getRun("nope")).toBeUndefined();
+    expect(code(() => store.updateRun("nope", { steps: 1 }))).toBe("not_found");
+    expect(() => store.createRun(runRow({ id: "orphan", sessionId: "no-such-session" }))).toThrow("FOREIGN KEY");
+  });
+
+  test("on open, running runs of dead processes become interrupted; live ones and our own stay running", () => {
+    const dir = dirs.make();
+    const first = storeIn(dir);
+    first.createSession(sessionRow({ id: "s-cli" }));
+    first.createSession(sessionRow({ id: "s-tui", surface: "tui", createdAt: "2025-01-01T00:00:01.000Z" }));
+    const rows = [
+      runRow({ id: "dead-root", sessionId: "s-cli", pid: 111, startedAt: "2025-01-01T00:00:01.000Z" }),
+      runRow({ id: "dead-child", sessionId: "s-cli", rootId: "dead-root", parentId: "dead-root", depth: 1, pid: 111 }),
+      runRow({ id: "alive-root", sessionId: "s-cli", pid: 222, startedAt: "2025-01-01T00:00:00.500Z" }),
+      runRow({ id: "own-root", sessionId: "s-cli", pid: process.pid, startedAt: "2025-01-01T00:00:00.100Z" }),
+      runRow({ id: "done-root", sessionId: "s-cli", pid: 111, status: "completed", startedAt: "2025-01-01T00:00:00.000Z" }),
+      runRow({ id: "dead-tui", sessionId: "s-tui", pid: 333, startedAt: "2025-01-01T00:00:05.000Z" }),
+    ];
+    for (const row of rows) first.createRun(row);
+
+    const asked: number[] = [];
+    const second = storeIn(dir, {
+      isAlive: (pid) => {
+        asked.push(pid);
+        return pid === 222;
+      },
+    });
+    expect(asked.sort()).toEqual([111, 111, 222, 333]); // our own pid is never asked about
+    const status = (id: string) => second.getRun(id)?.status;
+    expect([status("dead-root"), status("dead-child"), status("alive-root"), status("own-root"), status("done-root"), status("dead-tui")]).toEqual([
+      "interrupted",
+      "interrupted",
+      "running",
+      "running",
+      "completed",
+      "interrupted",
+    ]);
+    expect(second.getRun("dead-root")?.reason).toBe("process_exited");
+    expect(second.listInterruptedRuns({ workspace: W }).map((r) => r.id)).toEqual(["dead-tui", "dead-root"]);
+    expect(second.listInterruptedRuns({ workspace: W, surface: "cli" }).map((r) => r.id)).toEqual(["dead-root"]);
+    expect(second.listInterruptedRuns({ workspace: W, limit: 1 }).map((r) => r.id)).toEqual(["dead-tui"]);
+    expect(second.listInterruptedRuns({ workspace: "/elsewhere" })).toEqual([]);
+    expect(second.getSession("s-tui")?.status).toBe("interrupted");
+    expect(second.getSession("s-cli")?.status).toBe("interrupted"); // dead-root is its latest root run
+  });
+
+  test("the default liveness check: our pid is alive, a finished child is not, group pids never are", async () => {
+    expect(processIsAlive(process.pid)).toBe(true);
+    expect(processIsAlive(1)).toBe(true); // init exists (EPERM for non-root counts as alive)
+    expect(processIsAlive(0)).toBe(false);
+    expect(processIsAlive(-1)).toBe(false);
+    const child = Bun.spawn(["true"]);
+    await child.exited;
+    expect(processIsAlive(child.pid)).toBe(false);
+  });
+});
+
+describe("events", () => {
+  test("database-owned order: increasing across two handles writing alternately, stable across reopen", () => {
+    const dir = dirs.make();
+    const a = storeIn(dir);
+    const b = storeIn(dir);
+    a.createSession(sessionRow());
+    a.createRun(runRow({ id: "ra" }));
+    b.createRun(runRow({ id: "rb" }));
+    const ids: number[] = [];
+    const written: Array<Record<string, unknown>> = [];
+    for (let i = 1; i <= 50; i++) {
+      const event = { runId: i % 2 ? "ra" : "rb", sequence: Math.ceil(i / 2), type: "message.delta", step: 1, text: `t${i} \u2028 😀` };
+      ids.push((i % 2 ? a : b).appendEvent(event));
+      written.push(event);
+    }
+    for (let i = 1; i < ids.length; i++) expect(ids[i]).toBeGreaterThan(ids[i - 1] as number);
+
+    a.close();
+    b.close();
+    open.splice(0);
+    const reopened = storeIn(dir);
+    expect(reopened.eventsOf("ra")).toEqual(written.filter((e) => e.runId === "ra"));
+    expect(reopened.eventsOf("rb")).toEqual(written.filter((e) => e.runId === "rb"));
+    const next = reopened.appendEvent({ runId: "ra", sequence: 26, type: "run.completed" });
+    expect(next).toBeGreaterThan(ids[ids.length - 1] as number);
+  });
+
+  test("two processes appending at once get distinct, increasing ids, and nothing is lost", async () => {
+    const dir = dirs.make();
+    storeIn(dir).close(); // create and migrate first, so the writers race only on appends
+    open.splice(0);
+    const writer = join(import.meta.dir, "../../test/crash/store-writer.ts");
+    const children = ["a", "b"].map((name) =>
+      Bun.spawn([process.execPath, writer, dir, `zero_proc_${name}`, `run_proc_${name}`, "400"], { stdout: "pipe", stderr: "pipe" }),
+    );
+    const outputs = await Promise.all(children.map((child) => new Response(child.stdout).text()));
+    expect(await Promise.all(children.map((child) => child.exited))).toEqual([0, 0]);
+    const idsOf = (text: string) => text.split("\n").filter((line) => line.startsWith("e ")).map((line) => Number(line.split(" ")[1]));
+    const [a, b] = outputs.map(idsOf) as [number[], number[]];
+    expect(a).toHaveLength(400);
+    expect(b).toHaveLength(400);
+    for (const ids of [a, b]) for (let i = 1; i < ids.length; i++) expect(ids[i]).toBeGreaterThan(ids[i - 1] as number);
+    expect(new Set([...a, ...b]).size).toBe(800);
+    const store = storeIn(dir);
+    expect(store.eventsOf("run_proc_a").map((e) => e.sequence)).toEqual(Array.from({ length: 400 }, (_, i) => i + 1));
+    expect(store.getRun("run_proc_b")?.status).toBe("completed");
+  });
+
+  test("events come back exactly as given, in stored (not sequence) order", () => {
+    const store = storeIn(dirs.make());
+    store.createSession(sessionRow());
+    store.createRun(runRow());
+    const runId = runRow().id;
+    const late = { runId, sequence: 5, type: "tool.requested", input: { $bytes: "AA==", nested: [null, 1.5, "\ud800"] } };
+    const early = { type: "step.started", runId, sequence: 2, timestamp: "2025-01-01T00:00:02.000Z", step: 1 };
+    store.appendEvent(late);
+    store.appendEvent(early);
+    const events = store.eventsOf(runId);
+    expect(events).toEqual([late, early]);
+    expect(Object.keys(events[1] as object)).toEqual(["type", "runId", "sequence", "timestamp", "step"]);
+    expect(store.eventsOf("other")).toEqual([]);
+  });
+
+  test("a repeated event is idempotent; a different event under a taken sequence is refused; unknown runs are refused", () => {
+    const store = storeIn(dirs.make());
+    store.createSession(sessionRow());
+    store.createRun(runRow());
+    const event = { runId: runRow().id, sequence: 1, type: "step.started", step: 1 };
+    const id = store.appendEvent(event);
+    expect(store.appendEvent({ ...event })).toBe(id);
+    expect(code(() => store.appendEvent({ ...event, step: 2 }))).toBe("duplicate_event");
+    expect(store.eventsOf(runRow().id)).toEqual([event]);
+    expect(() => store.appendEvent({ runId: "missing", sequence: 1, type: "x" })).toThrow("FOREIGN KEY");
+    expect(() => store.appendEvent({ runId: runRow().id, sequence: 1.5, type: "x" })).toThrow("integer");
+  });
+});
+
+function checkpoint(overrides: Partial<Checkpoint> = {}): Checkpoint {
+  return {
+    runId: runRow().id,
+    sessionId: sessionRow().id,
+    version: 1,
+    createdAt: "2025-01-01T00:05:00.000Z",
+    history: [{ role: "user", content: "hi" }],
+    meta: { mode: "agent" },
+    ...overrides,
+  };
+}
+
+describe("checkpoints", () => {
+  test("round trip is exact: Uint8Array, U+2028, emoji, lone surrogates, look-alike objects", () => {
+    const dir = dirs.make();
+    const store = storeIn(dir);
+    store.createSession(sessionRow());
+    store.createRun(runRow());
+    const png = new Uint8Array([137, 80, 78, 71, 0, 255, 10, 13]);
+    const history = [
+      { role: "system", content: "line\u2028separator\u2029paragraph" },
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "look 👀 at this 🇳🇱 image \ud83d" },
+          { type: "file", mediaType: "image/png", data: png, filename: "a.png" },
+        ],
+      },
+      { role: "assistant", content: [{ type: "tool-call", toolCallId: "c1", toolName: "read", input: { $bytes: "not bytes" } }] },
+      { role: "tool", content: [{ type: "tool-result", toolCallId: "c1", toolName: "read", output: { type: "text", value: "x\u0000y" } }] },
+    ];
+    const meta = {
+      mode: "agent",
+      agent: "build",
+      model: { alias: "default", provider: "openai", model: "gpt-5" },
+      workDepth: "pro",
+      permissionMode: "accept-edits",
+      budgets: { maxSteps: 40, maxTokens: null },
+      usage: { inputTokens: 1200, outputTokens: 300 },
+      deadline: "2025-01-01T01:00:00.000Z",
+      attachment: Buffer.from([1, 2, 3]),
+    };
+    store.saveCheckpoint(checkpoint({ version: 3, history, meta }));
+    store.close();
+    open.splice(0);
+
+    const restored = storeIn(dir).latestCheckpoint({ sessionId: sessionRow().id });
+    expect(restored).toEqual({
+      runId: runRow().id,
+      sessionId: sessionRow().id,
+      version: 3,
+      createdAt: "2025-01-01T00:05:00.000Z",
+      history,
+      meta: { ...meta, attachment: new Uint8Array([1, 2, 3]) },
+    });
+    const file = ((restored?.history[1] as { content: unknown[] }).content[1] as { data: unknown }).data;
+    expect(file).toBeInstanceOf(Uint8Array);
+    expect(Array.from(file as Uint8Array)).toEqual(Array.from(png));
+    expect((restored?.history[1] as { content: Array<{ text?: string }> }).content[0]?.text).toBe("look 👀 at this 🇳🇱 image \ud83d");
+  });
+
+  test("keeps the newest N per session and the newest of every run, pruning in the same transaction", () => {
+    const dir = dirs.make();
+    const store = storeIn(dir, { checkpointsPerSession: 3 });
+    store.createSession(sessionRow());
+    store.createRun(runRow({ id: "root" }));
+    store.createRun(runRow({ id: "child", rootId: "root", parentId: "root", depth: 1 }));
+    store.saveCheckpoint(checkpoint({ runId: "child", history: ["child-1"] }));
+    store.saveCheckpoint(checkpoint({ runId: "child", history: ["child-2"] }));
+    for (let i = 1; i <= 6; i++) store.saveCheckpoint(checkpoint({ runId: "root", history: [`root-${i}`] }));
+
+    const raw = new Database(store.path, { readonly: true });
+    const kept = raw.query("SELECT run_id AS run, history FROM checkpoints ORDER BY id").all();
+    raw.close();
+    expect(kept).toEqual([
+      { run: "child", history: '["child-2"]' },
+      { run: "root", history: '["root-4"]' },
+      { run: "root", history: '["root-5"]' },
+      { run: "root", history: '["root-6"]' },
+    ]);
+    expect(store.latestCheckpoint({ sessionId: sessionRow().id })?.history).toEqual(["root-6"]);
+    expect(store.latestCheckpoint({ runId: "child" })?.history).toEqual(["child-2"]);
+    expect(store.latestCheckpoint({ runId: "child", sessionId: sessionRow().id })?.history).toEqual(["child-2"]);
+    expect(store.latestCheckpoint({ runId: "child", sessionId: "other" })).toBeUndefined();
+    expect(store.latestCheckpoint({ runId: "nope" })).toBeUndefined();
+    expect(() => store.latestCheckpoint({})).toThrow("sessionId or a runId");
+  });
+
+  test("an oversized checkpoint is refused with a clear error and nothing is stored; a mismatched session is refused", () => {
+    const store = storeIn(dirs.make(), { maxCheckpointBytes: 1024 * 1024 });
+    store.createSession(sessionRow());
+    store.createSession(sessionRow({ id: "other-session" }));
+    store.createRun(runRow());
+    let caught: unknown;
+    try {
+      store.saveCheckpoint(checkpoint({ history: [{ role: "user", content: "x".repeat(1024 * 1024) }] }));
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(StoreError);
+    expect((caught as StoreError).code).toBe("too_large");
+    expect((caught as StoreError).message).toBe(`the checkpoint of run ${runRow().id} is 1.0 MiB, over the 1.0 MiB limit; it was not saved`);
+    expect(store.latestCheckpoint({ runId: runRow().id })).toBeUndefined();
+    expect(() => store.saveCheckpoint(checkpoint({ sessionId: "other-session" }))).toThrow("FOREIGN KEY");
+  });
+});
+
+describe("lifecycle", () => {
+  test("a closed store refuses further use; close is idempotent", () => {
+    const { store } = openStore({ dir: dirs.make() });
+    store.close();
+    store.close();
+    expect(code(() => store.listSessions({ workspace: W }))).toBe("closed");
+  });
+});

@@ -1,0 +1,345 @@
+import type { Database, Statement } from "bun:sqlite";
+import { Buffer } from "node:buffer";
+import { decodeValue, encodeValue } from "./codec.ts";
+import { openDatabase } from "./db.ts";
+import { StoreError } from "./errors.ts";
+import type { Migration } from "./migrations.ts";
+import {
+  INTERRUPTED_REASON,
+  processIsAlive,
+  RUN_COLUMNS,
+  runFromRecord,
+  runParams,
+  SESSION_COLUMNS,
+  type Checkpoint,
+  type RunPatch,
+  type RunRecord,
+  type RunRow,
+  type SessionRow,
+  type SessionSurface,
+} from "./records.ts";
+
+export type { Checkpoint, RunPatch, RunRow, SessionRow, SessionSurface } from "./records.ts";
+
+/** Checkpoints kept per session (plus the newest of each run, so every run stays resumable). */
+export const DEFAULT_CHECKPOINTS_PER_SESSION = 5;
+/** The largest checkpoint stored (history + meta, encoded). */
+export const MAX_CHECKPOINT_BYTES = 64 * 1024 * 1024;
+/** listSessions / listInterruptedRuns without a limit return at most this many rows. */
+export const DEFAULT_LIST_LIMIT = 100;
+
+export type StoredEvent = { runId: string; sequence: number; type: string } & Record<string, unknown>;
+
+export type Store = {
+  readonly path: string;
+  createSession(row: Omit<SessionRow, "status" | "updatedAt">): void;
+  /** Moves the session's last activity forward to `at` (never backwards). */
+  touchSession(id: string, at: string): void;
+  getSession(id: string): SessionRow | undefined;
+  /** Newest activity first. */
+  listSessions(filter: { workspace: string; surface?: SessionSurface; limit?: number }): SessionRow[];
+  createRun(row: RunRow): void;
+  updateRun(id: string, patch: RunPatch): void;
+  getRun(id: string): RunRow | undefined;
+  /** Root runs only, newest first. */
+  listInterruptedRuns(filter: { workspace: string; surface?: SessionSurface; limit?: number }): RunRow[];
+  /** Stores the event verbatim; returns its database-owned order (global, increasing). */
+  appendEvent(event: StoredEvent): number;
+  /** A run's events in stored order. */
+  eventsOf(runId: string): Array<Record<string, unknown>>;
+  saveCheckpoint(checkpoint: Checkpoint): void;
+  latestCheckpoint(filter: { sessionId?: string; runId?: string }): Checkpoint | undefined;
+  close(): void;
+};
+
+export type OpenStoreOptions = {
+  dir: string;
+  /** Default zero-cli.db; only its basename is ever used. */
+  fileName?: string;
+  /** Whether a process still runs (default: `kill(pid, 0)`, EPERM counting as alive). */
+  isAlive?: (pid: number) => boolean;
+  checkpointsPerSession?: number;
+  maxCheckpointBytes?: number;
+  /** Up to this size the whole file is quick-checked on open; beyond, only the catalog tables (integrity.ts). */
+  fullCheckMaxBytes?: number;
+  /** For tests of the migration path. */
+  migrations?: readonly Migration[];
+  now?: () => Date;
+};
+
+type CheckpointRecord = { runId: string; sessionId: string; version: number; createdAt: string; history: string; meta: string };
+type Params = Record<string, string | number | null>;
+
+function prepareStatements(db: Database) {
+  const q = <R>(sql: string) => db.prepare<R, [Params]>(sql);
+  return {
+    insertSession: q<never>(
+      `INSERT INTO sessions (id, surface, workspace, title, created_at, updated_at)
+       VALUES (:id, :surface, :workspace, :title, :createdAt, :createdAt)`,
+    ),
+    touchSession: q<never>("UPDATE sessions SET updated_at = max(updated_at, :at) WHERE id = :id"),
+    touchSessionOfRun: q<never>(
+      "UPDATE sessions SET updated_at = max(updated_at, :at) WHERE id = (SELECT session_id FROM runs WHERE id = :runId)",
+    ),
+    getSession: q<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.id = :id`),
+    listSessions: q<SessionRow>(
+      `SELECT ${SESSION_COLUMNS} FROM sessions s
+       WHERE s.workspace = :workspace AND (:surface IS NULL OR s.surface = :surface)
+       ORDER BY s.updated_at DESC, s.created_at DESC, s.id DESC LIMIT :limit`,
+    ),
+    insertRun: q<never>(
+      `INSERT INTO runs (id, session_id, root_id, parent_id, task, agent, model_alias, provider, api_model, status, reason,
+         depth, workspace, permission_mode, work_depth, budgets, usage, steps, tool_calls, deadline, started_at, ended_at, pid)
+       VALUES (:id, :sessionId, :rootId, :parentId, :task, :agent, :modelAlias, :provider, :apiModel, :status, :reason,
+         :depth, :workspace, :permissionMode, :workDepth, :budgets, :usage, :steps, :toolCalls, :deadline, :startedAt, :endedAt, :pid)`,
+    ),
+    // One statement for every patch shape: each field changes only when its flag is 1.
+    updateRun: q<never>(
+      `UPDATE runs SET
+         status = CASE WHEN :hasStatus THEN :status ELSE status END,
+         reason = CASE WHEN :hasReason THEN :reason ELSE reason END,
+         usage = CASE WHEN :hasUsage THEN :usage ELSE usage END,
+         steps = CASE WHEN :hasSteps THEN :steps ELSE steps END,
+         tool_calls = CASE WHEN :hasToolCalls THEN :toolCalls ELSE tool_calls END,
+         ended_at = CASE WHEN :hasEndedAt THEN :endedAt ELSE ended_at END,
+         pid = CASE WHEN :hasPid THEN :pid ELSE pid END
+       WHERE id = :id`,
+    ),
+    getRun: q<RunRecord>(`SELECT ${RUN_COLUMNS} FROM runs r WHERE r.id = :id`),
+    listInterrupted: q<RunRecord>(
+      `SELECT ${RUN_COLUMNS} FROM runs r JOIN sessions s ON s.id = r.session_id
+       WHERE r.workspace = :workspace AND r.status = 'interrupted' AND r.parent_id IS NULL
+         AND (:surface IS NULL OR s.surface = :surface)
+       ORDER BY r.started_at DESC, r.rowid DESC LIMIT :limit`,
+    ),
+    runningRuns: q<{ id: string; pid: number }>("SELECT id, pid FROM runs WHERE status = 'running'"),
+    // Guarded by status and pid: a process that resumed the run meanwhile keeps it.
+    markInterrupted: q<never>(
+      "UPDATE runs SET status = 'interrupted', reason = :reason WHERE id = :id AND status = 'running' AND pid = :pid",
+    ),
+    insertEvent: q<never>(
+      `INSERT INTO events (run_id, sequence, type, created_at, body) VALUES (:runId, :sequence, :type, :createdAt, :body)
+       ON CONFLICT (run_id, sequence) DO NOTHING`,
+    ),
+    eventAt: q<{ id: number; body: string }>("SELECT id, body FROM events WHERE run_id = :runId AND sequence = :sequence"),
+    eventsOf: q<{ body: string }>("SELECT body FROM events WHERE run_id = :runId ORDER BY id"),
+    insertCheckpoint: q<never>(
+      `INSERT INTO checkpoints (session_id, run_id, version, created_at, history, meta)
+       VALUES (:sessionId, :runId, :version, :createdAt, :history, :meta)`,
+    ),
+    // Keep the newest `keep` of the session and the newest of every run in it.
+    pruneCheckpoints: q<never>(
+      `DELETE FROM checkpoints WHERE session_id = :sessionId
+         AND id NOT IN (SELECT id FROM checkpoints WHERE session_id = :sessionId ORDER BY id DESC LIMIT :keep)
+         AND id NOT IN (SELECT max(id) FROM checkpoints WHERE session_id = :sessionId GROUP BY run_id)`,
+    ),
+    checkpointOfSession: q<CheckpointRecord>(
+      `SELECT run_id AS runId, session_id AS sessionId, version, created_at AS createdAt, history, meta
+       FROM checkpoints WHERE session_id = :sessionId ORDER BY id DESC LIMIT 1`,
+    ),
+    checkpointOfRun: q<CheckpointRecord>(
+      `SELECT run_id AS runId, session_id AS sessionId, version, created_at AS createdAt, history, meta
+       FROM checkpoints WHERE run_id = :runId ORDER BY id DESC LIMIT 1`,
+    ),
+  };
+}
+
+function listLimit(limit: number | undefined): number {
+  if (limit === undefined) return DEFAULT_LIST_LIMIT;
+  return Number.isSafeInteger(limit) && limit > 0 ? limit : DEFAULT_LIST_LIMIT;
+}
+
+function flag(present: boolean): number {
+  return present ? 1 : 0;
+}
+
+function checkpointFromRecord(record: CheckpointRecord): Checkpoint {
+  const history = decodeValue(record.history);
+  const meta = decodeValue(record.meta);
+  if (!Array.isArray(history) || meta === null || typeof meta !== "object" || Array.isArray(meta)) {
+    throw new StoreError("malformed", `the checkpoint of run ${record.runId} is malformed (history or meta has the wrong shape)`);
+  }
+  return { ...record, history, meta: meta as Record<string, unknown> };
+}
+
+/**
+ * Marks `running` runs whose process is gone as `interrupted`, so they can be
+ * listed and explicitly resumed; their session's status follows (it is the
+ * status of its latest root run). This process's own runs are always alive.
+ */
+function sweepInterrupted(db: Database, statements: ReturnType<typeof prepareStatements>, isAlive: (pid: number) => boolean): void {
+  const running = statements.runningRuns.all({});
+  const gone = running.filter((run) => run.pid !== process.pid && !isAlive(run.pid));
+  if (gone.length === 0) return;
+  try {
+    db.transaction(() => {
+      for (const run of gone) statements.markInterrupted.run({ id: run.id, pid: run.pid, reason: INTERRUPTED_REASON });
+    }).immediate();
+  } catch (error) {
+    // Another process holding the write lock is no reason not to start: the next open sweeps.
+    const code = (error as { code?: unknown } | null)?.code;
+    if (typeof code !== "string" || !code.startsWith("SQLITE_BUSY")) throw error;
+  }
+}
+
+export function openStore(options: OpenStoreOptions): { store: Store; notices: string[] } {
+  const opened = openDatabase({
+    dir: options.dir,
+    ...(options.fileName !== undefined ? { fileName: options.fileName } : {}),
+    ...(options.migrations !== undefined ? { migrations: options.migrations } : {}),
+    ...(options.now !== undefined ? { now: options.now } : {}),
+    ...(options.fullCheckMaxBytes !== undefined ? { fullCheckMaxBytes: options.fullCheckMaxBytes } : {}),
+  });
+  const { db, path } = opened;
+  const now = options.now ?? (() => new Date());
+  const keep = Math.max(1, Math.trunc(options.checkpointsPerSession ?? DEFAULT_CHECKPOINTS_PER_SESSION));
+  const maxBytes = options.maxCheckpointBytes ?? MAX_CHECKPOINT_BYTES;
+  let statements: ReturnType<typeof prepareStatements>;
+  try {
+    statements = prepareStatements(db);
+    sweepInterrupted(db, statements, options.isAlive ?? processIsAlive);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  const s = statements;
+  let closed = false;
+  const live = () => {
+    if (closed) throw new StoreError("closed", `the session database ${path} is already closed`);
+  };
+
+  const createRun = db.transaction((row: RunRow) => {
+    s.insertRun.run(runParams(row));
+    s.touchSession.run({ id: row.sessionId, at: row.startedAt });
+  });
+
+  const updateRun = db.transaction((id: string, patch: RunPatch) => {
+    const result = s.updateRun.run({
+      id,
+      hasStatus: flag(patch.status !== undefined),
+      status: patch.status ?? null,
+      hasReason: flag(patch.reason !== undefined),
+      reason: patch.reason ?? null,
+      hasUsage: flag(patch.usage !== undefined),
+      usage: patch.usage !== undefined ? JSON.stringify(patch.usage) : null,
+      hasSteps: flag(patch.steps !== undefined),
+      steps: patch.steps ?? null,
+      hasToolCalls: flag(patch.toolCalls !== undefined),
+      toolCalls: patch.toolCalls ?? null,
+      hasEndedAt: flag(patch.endedAt !== undefined),
+      endedAt: patch.endedAt ?? null,
+      hasPid: flag(patch.pid !== undefined),
+      pid: patch.pid ?? null,
+    });
+    if (result.changes === 0) throw new StoreError("not_found", `no run ${id} in ${path}`);
+    if (typeof patch.endedAt === "string") s.touchSessionOfRun.run({ runId: id, at: patch.endedAt });
+  });
+
+  const saveCheckpoint = db.transaction((checkpoint: Checkpoint, history: string, meta: string) => {
+    s.insertCheckpoint.run({
+      sessionId: checkpoint.sessionId,
+      runId: checkpoint.runId,
+      version: checkpoint.version,
+      createdAt: checkpoint.createdAt,
+      history,
+      meta,
+    });
+    s.pruneCheckpoints.run({ sessionId: checkpoint.sessionId, keep });
+  });
+
+  const store: Store = {
+    path,
+    createSession(row) {
+      live();
+      s.insertSession.run({ id: row.id, surface: row.surface, workspace: row.workspace, title: row.title, createdAt: row.createdAt });
+    },
+    touchSession(id, at) {
+      live();
+      if (s.touchSession.run({ id, at }).changes === 0) throw new StoreError("not_found", `no session ${id} in ${path}`);
+    },
+    getSession(id) {
+      live();
+      return s.getSession.get({ id }) ?? undefined;
+    },
+    listSessions(filter) {
+      live();
+      return s.listSessions.all({ workspace: filter.workspace, surface: filter.surface ?? null, limit: listLimit(filter.limit) });
+    },
+    createRun(row) {
+      live();
+      createRun.immediate(row);
+    },
+    updateRun(id, patch) {
+      live();
+      updateRun.immediate(id, patch);
+    },
+    getRun(id) {
+      live();
+      const record = s.getRun.get({ id });
+      return record === null ? undefined : runFromRecord(record);
+    },
+    listInterruptedRuns(filter) {
+      live();
+      const records = s.listInterrupted.all({ workspace: filter.workspace, surface: filter.surface ?? null, limit: listLimit(filter.limit) });
+      return records.map(runFromRecord);
+    },
+    appendEvent(event) {
+      live();
+      if (!Number.isSafeInteger(event.sequence)) throw new TypeError(`event sequence must be an integer, got ${String(event.sequence)}`);
+      // Stored verbatim: events are JSON by contract (surfaces print them as such).
+      const body = JSON.stringify(event);
+      const createdAt = typeof event.timestamp === "string" ? event.timestamp : now().toISOString();
+      const result = s.insertEvent.run({ runId: event.runId, sequence: event.sequence, type: event.type, createdAt, body });
+      if (result.changes === 1) return Number(result.lastInsertRowid);
+      // The same event again (a retried write) is idempotent; a different one under a taken sequence is a bug.
+      const existing = s.eventAt.get({ runId: event.runId, sequence: event.sequence });
+      if (existing !== null && existing.body === body) return existing.id;
+      throw new StoreError("duplicate_event", `run ${event.runId} already has a different event with sequence ${event.sequence}`);
+    },
+    eventsOf(runId) {
+      live();
+      return s.eventsOf.all({ runId }).map((row) => JSON.parse(row.body) as Record<string, unknown>);
+    },
+    saveCheckpoint(checkpoint) {
+      live();
+      if (!Array.isArray(checkpoint.history)) throw new TypeError("checkpoint history must be an array of messages");
+      const history = encodeValue(checkpoint.history);
+      const meta = encodeValue(checkpoint.meta);
+      const bytes = Buffer.byteLength(history) + Buffer.byteLength(meta);
+      if (bytes > maxBytes) {
+        const mib = (n: number) => (n / (1024 * 1024)).toFixed(1);
+        throw new StoreError(
+          "too_large",
+          `the checkpoint of run ${checkpoint.runId} is ${mib(bytes)} MiB, over the ${mib(maxBytes)} MiB limit; it was not saved`,
+        );
+      }
+      saveCheckpoint.immediate(checkpoint, history, meta);
+    },
+    latestCheckpoint(filter) {
+      live();
+      let record: CheckpointRecord | null;
+      if (filter.runId !== undefined) {
+        record = s.checkpointOfRun.get({ runId: filter.runId });
+        if (record !== null && filter.sessionId !== undefined && record.sessionId !== filter.sessionId) record = null;
+      } else if (filter.sessionId !== undefined) {
+        record = s.checkpointOfSession.get({ sessionId: filter.sessionId });
+      } else {
+        throw new TypeError("latestCheckpoint needs a sessionId or a runId");
+      }
+      return record === null ? undefined : checkpointFromRecord(record);
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      for (const statement of Object.values(s) as Array<Statement<unknown, [Params]>>) statement.finalize();
+      try {
+        // Cheap upkeep SQLite recommends at close: refreshes planner statistics when useful.
+        db.run("PRAGMA optimize");
+      } catch {
+        // Upkeep only; a busy database is fine.
+      }
+      db.close();
+    },
+  };
+  return { store, notices: opened.notices };
+}
