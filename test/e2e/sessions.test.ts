@@ -151,3 +151,16 @@ test("storage.enabled: false keeps nothing, and resume says why", async () => {
   expect(resumed.code).toBe(2);
   expect(resumed.stderr).toContain("persistence is disabled (storage.enabled: false)");
 });
+
+test("a corrupted database is set aside with a notice, and zero still runs", async () => {
+  fake.script([{ text: "first" }, { text: "second" }]);
+  await runZero(["run", "x"], { sandbox });
+  const db = join(stateDirOf(), "zero-cli.db");
+  await Bun.write(db, "this is not a sqlite database at all".repeat(200));
+  const result = await runZero(["run", "y"], { sandbox });
+  expect(result.code).toBe(0);
+  expect(result.stdout).toBe("second\n");
+  expect(result.stderr).toContain("corrupt");
+  expect(readdirSync(stateDirOf()).some((name) => name.startsWith("zero-cli.db.corrupt-"))).toBe(true);
+  expect((await runZero(["sessions"], { sandbox })).stdout.trim().split("\n")).toHaveLength(1);
+});
