@@ -6,10 +6,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createRoots } from "../src/security/roots.ts";
-import { createArtifactStore } from "../src/store/artifacts.ts";
 import type { ToolContext } from "../src/tool/define.ts";
 import { findTool } from "../src/tool/find.ts";
-import { createRedactor } from "../src/security/redact.ts";
+import { makeToolContext } from "../test/support/tool-context.ts";
 
 const RUNS = Number(process.env.BENCH_FIND_RUNS ?? 10);
 const PACKAGES = 50;
@@ -107,18 +106,7 @@ async function main(): Promise<void> {
     const files = buildTree(root);
     console.log(`tree: ${files} source files + ${DEPENDENCY_FILES} ignored dependency files in ${((performance.now() - built) / 1000).toFixed(1)} s`);
 
-    const ctx: ToolContext = {
-      callId: "bench",
-      roots: createRoots({ workspace: root }),
-      signal: new AbortController().signal,
-      timeoutMs: 120_000,
-      progress: () => undefined,
-      env: {},
-      artifacts: createArtifactStore(join(base, "artifacts")),
-      knownArtifacts: new Set(),
-      maxAttachmentBytes: 1024 * 1024,
-      redactor: createRedactor(),
-    };
+    const ctx: ToolContext = makeToolContext({ roots: createRoots({ workspace: root }), artifactsDir: join(base, "artifacts"), callId: "bench", timeoutMs: 120_000 });
     const common = ["--no-config", "--hidden", "--no-require-git"];
     const cases: Case[] = [
       { name: "content, rare (TODO)", input: { pattern: "TODO\\(perf\\)" }, rg: [...common, "--line-number", "--regexp=TODO\\(perf\\)", "--", root] },

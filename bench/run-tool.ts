@@ -9,10 +9,9 @@ import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createRoots } from "../src/security/roots.ts";
-import { createArtifactStore } from "../src/store/artifacts.ts";
 import type { ToolContext } from "../src/tool/define.ts";
 import { runTool } from "../src/tool/run.ts";
-import { createRedactor } from "../src/security/redact.ts";
+import { makeToolContext } from "../test/support/tool-context.ts";
 
 export type RunToolBench = {
   runs: number;
@@ -56,18 +55,7 @@ export async function benchRunTool(runs = 30, bigRuns = 5, bigBytes = 50_000_000
   const base = realpathSync(mkdtempSync(join(tmpdir(), "zero-bench-run-")));
   try {
     const env: Record<string, string> = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: base, LANG: "C.UTF-8", TMPDIR: base };
-    const ctx: ToolContext = {
-      callId: "bench",
-      roots: createRoots({ workspace: base }),
-      signal: new AbortController().signal,
-      timeoutMs: 120_000,
-      progress: () => undefined,
-      env,
-      artifacts: createArtifactStore(join(base, ".artifacts")),
-      knownArtifacts: new Set(),
-      maxAttachmentBytes: 1024 * 1024,
-      redactor: createRedactor(),
-    };
+    const ctx: ToolContext = makeToolContext({ roots: createRoots({ workspace: base }), artifactsDir: join(base, ".artifacts"), callId: "bench", timeoutMs: 120_000, env });
     const viaTool = async (command: string): Promise<void> => {
       const result = await runTool.run({ command }, ctx);
       if (result.status !== "completed" || !result.output.startsWith("exit code 0")) throw new Error(`run failed: ${result.output.slice(0, 200)}`);

@@ -8,7 +8,7 @@ import { type Roots, createRoots } from "../security/roots.ts";
 import { type ArtifactStore, createArtifactStore, parseArtifactUri } from "../store/artifacts.ts";
 import type { ToolResult } from "./define.ts";
 import { findTool, ripgrepArgs } from "./find.ts";
-import { createRedactor } from "../security/redact.ts";
+import { makeToolContext } from "../../test/support/tool-context.ts";
 
 // base/ws/        the workspace (not a git repository)
 // base/outside/   a sibling directory that is not a root
@@ -79,18 +79,7 @@ async function find(raw: unknown, signal: AbortSignal = new AbortController().si
   const prepared = findTool.prepare(raw);
   if (!prepared.ok) throw new Error(`prepare failed: ${prepared.error}`);
   expect(prepared.classification).toEqual({ risk: "read", operation: "read" });
-  return findTool.run(prepared.input, {
-    callId: "call_test",
-    roots: within,
-    signal,
-    timeoutMs: 30_000,
-    progress: () => undefined,
-    env: {},
-    artifacts,
-    knownArtifacts: new Set(),
-    maxAttachmentBytes: 1024 * 1024,
-    redactor: createRedactor(),
-  });
+  return findTool.run(prepared.input, makeToolContext({ roots: within, artifactsDir: join(base, "artifacts"), artifacts, signal, timeoutMs: 30_000 }));
 }
 
 function completed(result: ToolResult): string {

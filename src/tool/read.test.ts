@@ -6,7 +6,7 @@ import { type Roots, createRoots } from "../security/roots.ts";
 import type { ToolResult } from "./define.ts";
 import { readTool } from "./read.ts";
 import { createArtifactStore } from "../store/artifacts.ts";
-import { createRedactor } from "../security/redact.ts";
+import { makeToolContext } from "../../test/support/tool-context.ts";
 
 // base/ws/        the workspace
 // base/outside/   a sibling directory that is not a root
@@ -51,18 +51,7 @@ async function read(raw: unknown, signal: AbortSignal = new AbortController().si
   const prepared = readTool.prepare(raw);
   if (!prepared.ok) throw new Error(`prepare failed: ${prepared.error}`);
   expect(prepared.classification).toEqual({ risk: "read", operation: "read" });
-  return readTool.run(prepared.input, {
-    callId: "call_test",
-    roots,
-    signal,
-    timeoutMs: 10_000,
-    progress: () => undefined,
-    env: {},
-    artifacts: createArtifactStore(join(base, "artifacts")),
-    knownArtifacts: new Set(),
-    maxAttachmentBytes: 1024 * 1024,
-    redactor: createRedactor(),
-  });
+  return readTool.run(prepared.input, makeToolContext({ roots, artifactsDir: join(base, "artifacts"), signal, timeoutMs: 10_000 }));
 }
 
 function numberedLines(output: string): string[] {
@@ -328,7 +317,7 @@ describe("read: media and artifacts", () => {
   async function readWith(raw: unknown, known: Set<string>, store = createArtifactStore(join(base, "artifacts")), maxAttachmentBytes = 1024 * 1024) {
     const prepared = readTool.prepare(raw);
     if (!prepared.ok) throw new Error(prepared.error);
-    const ctx = { callId: "c", roots, signal: new AbortController().signal, timeoutMs: 10_000, progress: () => undefined, env: {}, artifacts: store, knownArtifacts: known, maxAttachmentBytes, redactor: createRedactor() };
+    const ctx = makeToolContext({ roots, artifactsDir: join(base, "artifacts"), artifacts: store, knownArtifacts: known, maxAttachmentBytes, timeoutMs: 10_000 });
     return readTool.run(prepared.input, ctx);
   }
 

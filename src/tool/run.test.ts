@@ -15,7 +15,7 @@ import {
   effectiveTimeout,
   runTool,
 } from "./run.ts";
-import { createRedactor } from "../security/redact.ts";
+import { makeToolContext } from "../../test/support/tool-context.ts";
 
 // base/ws/          the workspace (with sub/ and a file)
 // base/extra/       an extra read-write root
@@ -50,19 +50,7 @@ const baseEnv = (): Record<string, string | undefined> => ({
 });
 
 function context(overrides: Partial<ToolContext> = {}): ToolContext {
-  return {
-    callId: "call_test",
-    roots,
-    signal: new AbortController().signal,
-    timeoutMs: 20_000,
-    progress: () => undefined,
-    env: baseEnv(),
-    artifacts,
-    knownArtifacts: new Set(),
-    maxAttachmentBytes: 1024 * 1024,
-    redactor: createRedactor(),
-    ...overrides,
-  };
+  return makeToolContext({ roots, artifactsDir: join(base, "artifacts"), env: baseEnv(), artifacts, ...overrides });
 }
 
 async function run(raw: unknown, overrides: Partial<ToolContext> = {}): Promise<ToolResult> {

@@ -3,7 +3,7 @@ import { chmodSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } f
 import { join } from "node:path";
 import { applyEdit, detectEol } from "./write-edit.ts";
 import { describeNearMatches } from "./write-near.ts";
-import { completed, expectNoTempFiles, failed, makeBase, type Runner, runnerFor } from "./write-test-support.ts";
+import { completed, expectNoTempFiles, failed, makeBase, type Runner, runnerFor } from "../../test/support/write-tool.ts";
 
 let base = "";
 let ws = "";

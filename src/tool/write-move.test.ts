@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { completed, failed, git, makeBase, type Runner, runnerFor } from "./write-test-support.ts";
+import { completed, failed, git, makeBase, type Runner, runnerFor } from "../../test/support/write-tool.ts";
 
 // base/ws/        the workspace
 // base/outside/   not a root

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { inspectPatch } from "./write-patch-parse.ts";
-import { completed, failed, git, makeBase, type Runner, runnerFor } from "./write-test-support.ts";
+import { completed, failed, git, makeBase, type Runner, runnerFor } from "../../test/support/write-tool.ts";
 
 // base/ws/          the workspace (not a repository)
 // base/outside/     not a root

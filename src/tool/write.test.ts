@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { replacementDiff } from "./write-diff.ts";
 import { writeFileAtomic } from "./write-fs.ts";
 import { classifyWrite, writeTool } from "./write.ts";
-import { completed, expectNoTempFiles, failed, git, makeBase, type Runner, runnerFor } from "./write-test-support.ts";
+import { completed, expectNoTempFiles, failed, git, makeBase, type Runner, runnerFor } from "../../test/support/write-tool.ts";
 
 // base/ws/        the workspace
 // base/outside/   a sibling that is not a root

@@ -3,30 +3,18 @@ import { expect } from "bun:test";
 import { mkdtempSync, readdirSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Roots, createRoots, type RootsOptions } from "../security/roots.ts";
-import { createArtifactStore } from "../store/artifacts.ts";
-import type { Env } from "../util/env.ts";
-import type { ToolContext, ToolResult } from "./define.ts";
-import { writeTool } from "./write.ts";
-import { createRedactor } from "../security/redact.ts";
+import { type Roots, createRoots, type RootsOptions } from "../../src/security/roots.ts";
+import type { Env } from "../../src/util/env.ts";
+import type { ToolContext, ToolResult } from "../../src/tool/define.ts";
+import { writeTool } from "../../src/tool/write.ts";
+import { makeToolContext } from "./tool-context.ts";
 
 export function makeBase(prefix: string): string {
   return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
 }
 
 export function contextFor(roots: Roots, base: string, env: Env = {}): ToolContext {
-  return {
-    callId: "call_test",
-    roots,
-    signal: new AbortController().signal,
-    timeoutMs: 20_000,
-    progress: () => undefined,
-    env,
-    artifacts: createArtifactStore(join(base, "artifacts")),
-    knownArtifacts: new Set(),
-    maxAttachmentBytes: 1024 * 1024,
-    redactor: createRedactor(),
-  };
+  return makeToolContext({ roots, artifactsDir: join(base, "artifacts"), env });
 }
 
 export type Runner = (raw: Record<string, unknown>) => Promise<ToolResult>;
