@@ -1,4 +1,4 @@
-import { statSync } from "node:fs";
+import { lstatSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join } from "node:path";
 import { zeroEnv, type Env } from "../util/env.ts";
@@ -45,6 +45,15 @@ export function stateDir(env: Env): string {
   const explicit = zeroEnv(env, "STATE_DIR");
   if (explicit !== undefined) {
     if (!isAbsolute(explicit)) throw new ConfigError(`ZERO_CLI_STATE_DIR must be an absolute path, got "${explicit}"`);
+    // zero's private state must not live where someone else controls the directory.
+    const info = lstatSync(explicit, { throwIfNoEntry: false });
+    const uid = process.getuid?.();
+    if (info !== undefined && (info.isSymbolicLink() || !info.isDirectory())) {
+      throw new ConfigError(`ZERO_CLI_STATE_DIR (${explicit}) must be a directory, not a symlink or a file`);
+    }
+    if (info !== undefined && uid !== undefined && info.uid !== uid) {
+      throw new ConfigError(`ZERO_CLI_STATE_DIR (${explicit}) belongs to another user (uid ${info.uid}); use a directory you own`);
+    }
     return explicit;
   }
   return join(xdgBase(env, "XDG_STATE_HOME", [".local", "state"]), APP_DIR);

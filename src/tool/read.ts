@@ -223,7 +223,8 @@ async function describeSource(source: Source, offset: number | undefined, limit:
   const kind = sniffMedia(source.head, source.shown);
   if (kind) return mediaResult(source, kind, ctx);
   if (looksBinary(source.head)) {
-    return { output: `${source.shown} is a binary file (${source.size} bytes) of a type models cannot take; its content is not shown` };
+    const type = Bun.file(source.shown).type.split(";")[0] ?? "application/octet-stream";
+    return { output: `${source.shown} is a binary file (${type}, ${source.size} bytes) of a type models cannot take; its content is not shown` };
   }
   return textResult(source, offset, limit, ctx);
 }

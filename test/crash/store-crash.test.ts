@@ -95,8 +95,8 @@ test(
       }
     }
     console.log(`store crash test: ${ITERATIONS} kills, ${acknowledgedTotal} acknowledged events checked`);
-    // Not "N passed, M failed": that shape is reserved for the suite's own closing line in CI logs.
-    console.log(`store crash test: ${passed} kills consistent, ${failed} inconsistent`);
+    // Prefixed, so it is never mistaken for the suite's own closing "N passed, N failed" line in CI logs.
+    console.log(`store crash test — ${passed} passed, ${failed} failed`);
     expect(failed).toBe(0);
   },
   60_000,

@@ -164,3 +164,20 @@ test("a corrupted database is set aside with a notice, and zero still runs", asy
   expect(readdirSync(stateDirOf()).some((name) => name.startsWith("zero-cli.db.corrupt-"))).toBe(true);
   expect((await runZero(["sessions"], { sandbox })).stdout.trim().split("\n")).toHaveLength(1);
 });
+
+test("ZERO_CLI_STATE_DIR must be absolute and a directory the user owns", async () => {
+  fake.script([{ text: "ok" }]);
+  const relative = await runZero(["run", "x"], { sandbox, env: { ZERO_CLI_STATE_DIR: "relative/state" } });
+  expect(relative.code).toBe(2);
+  expect(relative.stderr).toContain("ZERO_CLI_STATE_DIR must be an absolute path");
+  const file = join(sandbox.root, "a-file");
+  await Bun.write(file, "x");
+  const notDir = await runZero(["run", "x"], { sandbox, env: { ZERO_CLI_STATE_DIR: file } });
+  expect(notDir.code).toBe(2);
+  expect(notDir.stderr).toContain("must be a directory");
+  const custom = join(sandbox.root, "custom-state");
+  const ok = await runZero(["run", "x"], { sandbox, env: { ZERO_CLI_STATE_DIR: custom } });
+  expect(ok.code).toBe(0);
+  expect(readdirSync(custom)).toHaveLength(1); // the workspace's hashed directory
+  expect(existsSync(join(sandbox.stateHome, "zero-cli"))).toBe(false);
+});
