@@ -69,7 +69,8 @@ export type StepOutcome =
     }
   | { ok: false; aborted: boolean; failure: ProviderFailure };
 
-export type ModelIdentity = { alias: string; provider: string; model: string };
+/** `provider` is the built-in type; `profile` the provider profile the alias named, if any. */
+export type ModelIdentity = { alias: string; provider: string; model: string; profile?: string };
 
 /** One configured model, ready to run steps with a fixed tool set. */
 export type ModelRunner = {
@@ -237,5 +238,5 @@ export async function createModelRunner(options: {
     }
   }
 
-  return { identity: { alias: model.alias, provider: model.type, model: model.model }, step };
+  return { identity: { alias: model.alias, provider: model.type, model: model.model, ...(model.profile ? { profile: model.profile } : {}) }, step };
 }

@@ -85,7 +85,7 @@ const base = {
   runId: z.string(),
 };
 
-const modelIdentity = z.object({ alias: z.string(), provider: z.string(), model: z.string() });
+const modelIdentity = z.object({ alias: z.string(), provider: z.string(), model: z.string(), profile: z.string().optional() });
 
 export const runStartedSchema = z.object({
   ...base,

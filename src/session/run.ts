@@ -90,7 +90,7 @@ const CANONICAL_KEY_VARIABLES = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "KIMI_AP
  * the providers' canonical variables, and any variable named like a secret.
  * Their exact text is scrubbed from tool output wherever it appears.
  */
-function knownSecretValues(config: EffectiveConfig, env: Env): string[] {
+export function knownSecretValues(config: EffectiveConfig, env: Env): string[] {
   const names = new Set(CANONICAL_KEY_VARIABLES);
   for (const model of Object.values(config.models)) if (model.apiKeyEnv) names.add(model.apiKeyEnv);
   if (config.webSearch.apiKeyEnv) names.add(config.webSearch.apiKeyEnv);

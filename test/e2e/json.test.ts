@@ -44,7 +44,7 @@ test("--json writes every runtime event as one valid JSON line, in order", async
   if (first.type !== "run.started") throw new Error("first event must be run.started");
   expect(first.runId).toMatch(RUN_ID_PATTERN);
   expect(first.sessionId).toMatch(SESSION_ID_PATTERN);
-  expect(first.model).toEqual({ alias: "fake", provider: "openai-compatible", model: "fake-1" });
+  expect(first.model).toEqual({ alias: "fake", provider: "openai-compatible", model: "fake-1", profile: "fake" });
   expect(first.cwd).toBe(sandbox.workspace);
   expect(first.permissionMode).toBe("ask");
   expect(first.agent).toBe("build");

@@ -6,6 +6,7 @@ export const MAIN_HELP = `zero: a multi-agent coding agent for your terminal
 
 Usage:
   zero run [options] [task]   run one task headlessly (task from arguments or stdin)
+  zero exec [options] [prompt]  run one prompt for editors and wrappers (stream-json protocol)
   zero sessions               list this workspace's sessions (--interrupted: interrupted runs)
   zero agents                 show the effective agent profiles
   zero init                   create zero-cli.jsonc and prompt files, and trust this workspace
@@ -68,4 +69,21 @@ export const SESSIONS_HELP = `Usage: zero sessions [--interrupted] [--cwd <dir>]
 Lists this workspace's CLI sessions, newest first: id, last activity (UTC),
 status of the latest run, title. With --interrupted, lists root runs that a
 process death interrupted; continue one with 'zero run --resume-run <id> <task>'.
+`;
+
+export const EXEC_HELP = `Usage: zero exec [options] [prompt]
+
+Runs one prompt for editor extensions and automation wrappers.
+
+Options:
+      --input-format <fmt>        text (the prompt from arguments or stdin, default) or
+                                  stream-json (JSONL message/prompt events, schemaVersion 2)
+      --output-format <fmt>       text (default), json (one result object at the end) or
+                                  stream-json (schemaVersion 2 events, one per line)
+      --file <path>               read the input from a file instead of stdin
+  plus the run options: -m/--model, --cwd, --add-dir, --permission-mode, -y/--yes,
+  --reasoning-effort, --speed, --depth (see 'zero run --help').
+
+With stream-json output every run ends with one run_end line whose exitCode is the
+process exit code. The protocol is described in docs/stream-json.md.
 `;

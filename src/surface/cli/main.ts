@@ -4,12 +4,14 @@ import { sanitizeForTerminal } from "../../security/terminal.ts";
 import { UsageError, errorMessage } from "../../util/errors.ts";
 import { agentsCommand, initCommand, trustCommand } from "./config-commands.ts";
 import type { CliIo } from "./io.ts";
+import { execCommand } from "./exec-command.ts";
 import { runCommand } from "./run-command.ts";
 import { sessionsCommand } from "./sessions-command.ts";
 import { createOutput, stdinMayHaveData } from "./stdio.ts";
 
 const COMMANDS: Record<string, (io: CliIo) => number | Promise<number>> = {
   run: runCommand,
+  exec: execCommand,
   sessions: sessionsCommand,
   agents: agentsCommand,
   init: initCommand,

@@ -1,30 +1,20 @@
-import { PERMISSION_MODES, REASONING_EFFORTS, SPEEDS, WORK_DEPTHS } from "../../config/schema.ts";
 import { loadConfig } from "../../config/load.ts";
 import type { RuntimeEvent } from "../../protocol/events.ts";
 import { resolveRunResume, resolveSessionResume } from "../../session/resume.ts";
 import { prepareRun } from "../../session/run.ts";
 import { UsageError } from "../../util/errors.ts";
-import { enumFlag, listFlag, parseCommandArgs, stringFlag } from "./args.ts";
+import { parseCommandArgs, stringFlag } from "./args.ts";
 import { RUN_HELP } from "./help.ts";
 import { createHumanPrinter } from "./human-output.ts";
 import { reportConfigNotices, type CliIo } from "./io.ts";
 import { openWorkspaceStore } from "./sessions-command.ts";
-import { existingDirectory, workspaceFrom } from "./workspace.ts";
-
+import { RUN_OPTION_SPECS, resolveRunOptions } from "./run-options.ts";
 
 const RUN_OPTIONS = {
-  model: { type: "string", short: "m" },
-  cwd: { type: "string" },
-  "add-dir": { type: "string", multiple: true },
-  "permission-mode": { type: "string" },
-  yes: { type: "boolean", short: "y" },
+  ...RUN_OPTION_SPECS,
   json: { type: "boolean" },
-  "reasoning-effort": { type: "string" },
-  speed: { type: "string" },
-  depth: { type: "string" },
   resume: { type: "string" },
   "resume-run": { type: "string" },
-  help: { type: "boolean", short: "h" },
 } as const;
 
 export async function runCommand(io: CliIo): Promise<number> {
@@ -33,18 +23,7 @@ export async function runCommand(io: CliIo): Promise<number> {
     io.stdout(RUN_HELP);
     return 0;
   }
-  let permissionMode = enumFlag("permission-mode", values["permission-mode"], PERMISSION_MODES);
-  if (values.yes) {
-    if (permissionMode !== undefined && permissionMode !== "full-access") {
-      throw new UsageError(`--yes means --permission-mode full-access; it conflicts with --permission-mode ${permissionMode}`);
-    }
-    permissionMode = "full-access";
-  }
-  const reasoningEffort = enumFlag("reasoning-effort", values["reasoning-effort"], REASONING_EFFORTS);
-  const speed = enumFlag("speed", values.speed, SPEEDS);
-  const depth = enumFlag("depth", values.depth, WORK_DEPTHS);
-  const workspace = workspaceFrom(stringFlag(values.cwd), io.cwd);
-  const extraDirs = listFlag(values["add-dir"]).map((dir) => existingDirectory("--add-dir", dir, io.cwd));
+  const { workspace, extraDirs, overrides } = resolveRunOptions(values, io.cwd);
 
   let task = positionals.join(" ").trim();
   if (task === "") task = ((await io.readStdin()) ?? "").trim();
@@ -58,7 +37,7 @@ export async function runCommand(io: CliIo): Promise<number> {
     throw new UsageError("--resume and --resume-run cannot be combined: the first starts a new run in a saved session, the second continues an interrupted run", { command: "run" });
   }
   const store = openWorkspaceStore(io, loaded, workspace, io.env);
-  const resumeContext = { workspace, surface: "cli" as const, config: loaded.config, ...(stringFlag(values.model) !== undefined ? { modelOverride: stringFlag(values.model)! } : {}) };
+  const resumeContext = { workspace, surface: "cli" as const, config: loaded.config, ...(overrides.model !== undefined ? { modelOverride: overrides.model } : {}) };
   const continuation =
     resume !== undefined
       ? resolveSessionResume(store, resume, resumeContext)
@@ -74,13 +53,7 @@ export async function runCommand(io: CliIo): Promise<number> {
     surface: "cli",
     ...(store ? { store } : {}),
     ...(continuation ? { continuation } : {}),
-    overrides: {
-      ...(stringFlag(values.model) !== undefined ? { model: stringFlag(values.model) } : {}),
-      ...(permissionMode ? { permissionMode } : {}),
-      ...(reasoningEffort ? { reasoningEffort } : {}),
-      ...(speed ? { speed } : {}),
-      ...(depth ? { depth } : {}),
-    },
+    overrides,
   });
 
   io.onInterrupt(() => run.cancel());

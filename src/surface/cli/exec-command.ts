@@ -1,0 +1,144 @@
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { ConfigError } from "../../config/errors.ts";
+import { loadConfig } from "../../config/load.ts";
+import type { RuntimeEvent, Usage } from "../../protocol/events.ts";
+import { newRunId } from "../../protocol/ids.ts";
+import { STREAM_JSON_VERSION, type ErrorCode, type OutputEvent } from "../../protocol/stream-json.ts";
+import { createRedactor } from "../../security/redact.ts";
+import { knownSecretValues, prepareRun } from "../../session/run.ts";
+import { StoreError } from "../../store/errors.ts";
+import { UsageError, errorMessage } from "../../util/errors.ts";
+import { createStreamJsonMapper, failedBeforeStart } from "../stream-json/mapper.ts";
+import { parseInputEvents } from "../stream-json/input.ts";
+import { enumFlag, parseCommandArgs, stringFlag } from "./args.ts";
+import { EXEC_HELP } from "./help.ts";
+import { createHumanPrinter } from "./human-output.ts";
+import { reportConfigNotices, type CliIo } from "./io.ts";
+import { RUN_OPTION_SPECS, resolveRunOptions } from "./run-options.ts";
+import { openWorkspaceStore } from "./sessions-command.ts";
+
+const EXEC_OPTIONS = {
+  ...RUN_OPTION_SPECS,
+  "input-format": { type: "string" },
+  "output-format": { type: "string" },
+  file: { type: "string" },
+} as const;
+
+type OutputFormat = "text" | "json" | "stream-json";
+
+/** A failure before any run exists, reported in the chosen output format. */
+class ExecFailure extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly exitCode: number,
+  ) {
+    super(message);
+  }
+}
+
+function jsonResult(runId: string, sessionId: string | null, status: "success" | "error", exitCode: number, text: string, usage: Usage | null, error?: { code: ErrorCode; message: string }) {
+  return {
+    schemaVersion: STREAM_JSON_VERSION,
+    type: "result",
+    runId,
+    sessionId,
+    status,
+    exitCode,
+    text,
+    usage: usage ? { promptTokens: usage.inputTokens, completionTokens: usage.outputTokens, totalTokens: usage.totalTokens } : null,
+    ...(error ? { error } : {}),
+  };
+}
+
+async function readTask(io: CliIo, inputFormat: string, positionals: string[], file: string | undefined): Promise<string> {
+  if (inputFormat === "text") {
+    const task = (file !== undefined ? readInputFile(io, file) : positionals.join(" ").trim() || ((await io.readStdin()) ?? "")).trim();
+    if (task === "") throw new ExecFailure("invalid_input", "a prompt is required (as an argument, on standard input, or with --file)", 2);
+    return task;
+  }
+  if (positionals.length > 0) throw new ExecFailure("invalid_input", "with --input-format stream-json the input comes from standard input or --file, not arguments", 2);
+  const text = file !== undefined ? readInputFile(io, file) : ((await io.readStdin()) ?? "");
+  const parsed = parseInputEvents(text);
+  if (!parsed.ok) throw new ExecFailure("invalid_input", parsed.message, 2);
+  return parsed.content;
+}
+
+function readInputFile(io: CliIo, file: string): string {
+  try {
+    return readFileSync(resolve(io.cwd, file), "utf8");
+  } catch (error) {
+    throw new ExecFailure("invalid_input", `--file ${file}: ${errorMessage(error)}`, 2);
+  }
+}
+
+/**
+ * `zero exec`: one run for editor extensions and wrappers. With
+ * `--output-format stream-json`, stdout carries only schema-v2 lines and every
+ * path — bad input, bad config, provider failure, limits, SIGINT — ends with
+ * exactly one `run_end` whose exitCode is the process exit code.
+ */
+export async function execCommand(io: CliIo): Promise<number> {
+  const fallbackRunId = newRunId();
+  let output: OutputFormat = "text";
+  const writeLine = (event: OutputEvent | Record<string, unknown>) => io.stdout(`${JSON.stringify(event)}\n`);
+  const fail = (code: ErrorCode, message: string, exitCode: number): number => {
+    if (output === "stream-json") for (const line of failedBeforeStart(fallbackRunId, code, message, exitCode)) writeLine(line);
+    else if (output === "json") writeLine(jsonResult(fallbackRunId, null, "error", exitCode, "", null, { code, message }));
+    else io.stderr(`zero exec: ${message}\n`);
+    return exitCode;
+  };
+
+  let store: ReturnType<typeof openWorkspaceStore>;
+  try {
+    const { values, positionals } = parseCommandArgs("exec", io.argv, EXEC_OPTIONS, true);
+    const requested = values["output-format"];
+    output = enumFlag("output-format", requested, ["text", "json", "stream-json"] as const) ?? "text";
+    if (values.help) {
+      io.stdout(EXEC_HELP);
+      return 0;
+    }
+    const inputFormat = enumFlag("input-format", values["input-format"], ["text", "stream-json"] as const) ?? "text";
+    const { workspace, extraDirs, overrides } = resolveRunOptions(values, io.cwd);
+    const task = await readTask(io, inputFormat, positionals, stringFlag(values.file));
+    const loaded = loadConfig({ workspace, env: io.env });
+    reportConfigNotices(io, loaded);
+    store = openWorkspaceStore(io, loaded, workspace, io.env);
+    const run = await prepareRun({ config: loaded.config, env: io.env, workspace, extraDirs, task, surface: "exec", overrides, ...(store ? { store } : {}) });
+    io.onInterrupt(() => run.cancel());
+
+    let listener: (event: RuntimeEvent) => void;
+    let last: Extract<RuntimeEvent, { type: "run.completed" }> | undefined;
+    let failure: { code: ErrorCode; message: string } | undefined;
+    if (output === "stream-json") {
+      const mapper = createStreamJsonMapper(createRedactor({ knownSecrets: knownSecretValues(loaded.config, io.env) }));
+      listener = (event) => {
+        for (const line of mapper.map(event)) writeLine(line);
+      };
+    } else if (output === "json") {
+      listener = (event) => {
+        if (event.type === "run.completed") last = event;
+        if (event.type === "run.failed") failure = { code: event.error.kind === "provider" ? "provider_error" : "internal", message: event.error.message };
+      };
+    } else {
+      listener = createHumanPrinter(io.stdout, io.stderr);
+    }
+    const outcome = await run.execute([listener]);
+    if (output === "json") {
+      const redactor = createRedactor({ knownSecrets: knownSecretValues(loaded.config, io.env) });
+      const status = outcome.exitCode === 0 ? "success" : "error";
+      const error = failure ?? (outcome.exitCode === 0 ? undefined : { code: (outcome.status === "cancelled" ? "cancelled" : last?.reason === "deadline" ? "timeout" : "limit_reached") as ErrorCode, message: `the run ended: ${outcome.status}` });
+      writeLine(jsonResult(outcome.runId, outcome.sessionId, status, outcome.exitCode, redactor.redact(outcome.text).text, last?.usage ?? null, error));
+    }
+    if (outcome.persistWarning) io.stderr(`zero: ${outcome.persistWarning}\n`);
+    return outcome.exitCode;
+  } catch (error) {
+    if (error instanceof ExecFailure) return fail(error.code, error.message, error.exitCode);
+    if (error instanceof ConfigError || error instanceof StoreError) return fail("config_error", error.message, 2);
+    if (error instanceof UsageError) return fail(error.message.includes("--") ? "invalid_input" : "config_error", error.message, 2);
+    return fail("internal", errorMessage(error), 1);
+  } finally {
+    store?.close();
+  }
+}
