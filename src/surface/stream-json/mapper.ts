@@ -69,8 +69,10 @@ export function createStreamJsonMapper(redactor: Redactor) {
           return delta === "" ? [] : out([{ type: "reasoning", delta }]);
         }
         case "message.delta": {
+          // Reasoning that is still held came first: it goes out before the answer text.
+          const thought = reasoning.flush();
           const delta = text.push(event.text);
-          return delta === "" ? [] : out([{ type: "text", delta }]);
+          return out([...(thought !== "" ? [{ type: "reasoning" as const, delta: thought }] : []), ...(delta !== "" ? [{ type: "text" as const, delta }] : [])]);
         }
         case "step.completed":
           return out(flushStreams());
