@@ -151,3 +151,12 @@ test("a reader that closes stdout early cancels the run quietly (no bogus error)
     expect(code).toBe(130);
   }
 });
+
+test("human output redacts a secret the model echoes, even split across deltas", async () => {
+  const token = `ghp_${"A1b2C3d4E5".repeat(3)}Z9y8x7`;
+  sandbox.writeUserConfig(fakeConfig(fake.url));
+  fake.script([{ text: [`your token is ${token.slice(0, 10)}`, `${token.slice(10)} ok`] }]);
+  const result = await runZero(["run", "x"], { sandbox });
+  expect(result.code).toBe(0);
+  expect(result.stdout).toBe("your token is [REDACTED:github-token] ok\n");
+});

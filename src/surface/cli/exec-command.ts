@@ -26,6 +26,16 @@ const EXEC_OPTIONS = {
 } as const;
 
 type OutputFormat = "text" | "json" | "stream-json";
+const OUTPUT_FORMATS = ["text", "json", "stream-json"] as const;
+
+/** The requested output format, read before full parsing so even a bad flag is answered in the protocol. */
+function outputFormatIn(argv: string[]): OutputFormat {
+  for (const [index, arg] of argv.entries()) {
+    const value = arg === "--output-format" ? argv[index + 1] : arg.startsWith("--output-format=") ? arg.slice("--output-format=".length) : undefined;
+    if (value !== undefined && (OUTPUT_FORMATS as readonly string[]).includes(value)) return value as OutputFormat;
+  }
+  return "text";
+}
 
 /** A failure before any run exists, reported in the chosen output format. */
 class ExecFailure extends Error {
@@ -62,6 +72,7 @@ async function readTask(io: CliIo, inputFormat: string, positionals: string[], f
   const text = file !== undefined ? readInputFile(io, file) : ((await io.readStdin()) ?? "");
   const parsed = parseInputEvents(text);
   if (!parsed.ok) throw new ExecFailure("invalid_input", parsed.message, 2);
+  if (parsed.content.trim() === "") throw new ExecFailure("invalid_input", "the input events carry no text: the prompt is empty", 2);
   return parsed.content;
 }
 
@@ -91,10 +102,15 @@ export async function execCommand(io: CliIo): Promise<number> {
   };
 
   let store: ReturnType<typeof openWorkspaceStore>;
+  output = outputFormatIn(io.argv);
+  // A signal before the run exists still gets its protocol answer: error, then run_end.
+  io.onInterrupt(() => {
+    fail("cancelled", "cancelled before the run started", 130);
+    void io.exit(130);
+  });
   try {
     const { values, positionals } = parseCommandArgs("exec", io.argv, EXEC_OPTIONS, true);
-    const requested = values["output-format"];
-    output = enumFlag("output-format", requested, ["text", "json", "stream-json"] as const) ?? "text";
+    output = enumFlag("output-format", values["output-format"], OUTPUT_FORMATS) ?? "text";
     if (values.help) {
       io.stdout(EXEC_HELP);
       return 0;
@@ -122,7 +138,7 @@ export async function execCommand(io: CliIo): Promise<number> {
         if (event.type === "run.failed") failure = { code: event.error.kind === "provider" ? "provider_error" : "internal", message: event.error.message };
       };
     } else {
-      listener = createHumanPrinter(io.stdout, io.stderr);
+      listener = createHumanPrinter(io.stdout, io.stderr, createRedactor({ knownSecrets: knownSecretValues(loaded.config, io.env) }));
     }
     const outcome = await run.execute([listener]);
     if (output === "json") {

@@ -1,4 +1,6 @@
 import type { RuntimeEvent } from "../../protocol/events.ts";
+import type { Redactor } from "../../security/redact.ts";
+import { createStreamRedactor } from "../../security/stream-redactor.ts";
 import { createTerminalSanitizer, sanitizeForTerminal } from "../../security/terminal.ts";
 
 export type Writer = (text: string) => void;
@@ -39,8 +41,10 @@ function diffPreview(diff: string): string {
  * per tool call and any failure go to stderr, and everything model-controlled
  * is stripped of terminal control sequences first.
  */
-export function createHumanPrinter(stdout: Writer, stderr: Writer) {
+export function createHumanPrinter(stdout: Writer, stderr: Writer, redactor?: Redactor) {
   const sanitizer = createTerminalSanitizer();
+  // The answer is redacted too (a model can echo a key it saw), at word boundaries.
+  const secrets = redactor ? createStreamRedactor(redactor) : undefined;
   const calls = new Map<string, string>();
   let lastChar = "\n";
   let printedStep = 0;
@@ -52,6 +56,7 @@ export function createHumanPrinter(stdout: Writer, stderr: Writer) {
     lastChar = text.at(-1) ?? lastChar;
   };
   const endLine = () => {
+    if (secrets) out(sanitizer.push(secrets.flush()));
     out(sanitizer.flush());
     if (lastChar !== "\n") out("\n");
   };
@@ -62,7 +67,7 @@ export function createHumanPrinter(stdout: Writer, stderr: Writer) {
         // Text of a later step starts on its own line.
         if (printedStep !== 0 && printedStep !== event.step) endLine();
         printedStep = event.step;
-        out(sanitizer.push(event.text));
+        out(sanitizer.push(secrets ? secrets.push(event.text) : event.text));
         break;
       case "tool.requested":
         calls.set(event.callId, oneLine(summarizeInput(event.input), 80));

@@ -12,6 +12,8 @@ export type CliIo = {
   readStdin(): Promise<string | undefined>;
   /** Registers what a first SIGINT/SIGTERM (or a closed stdout) does: cancel the run. */
   onInterrupt(handler: () => void): void;
+  /** Flushes stdout/stderr, then ends the process with `code` (for a signal before any run exists). */
+  exit(code: number): Promise<never>;
 };
 
 /** One-line notices about the configuration: an untrusted project file, a deprecated file name. */

@@ -58,6 +58,10 @@ export async function main(argv: string[]): Promise<number> {
     onInterrupt(handler) {
       cancelRun = handler;
     },
+    async exit(code) {
+      await Promise.all([stdout.close(), stderr.close()]);
+      process.exit(code);
+    },
   };
   let code: number;
   try {

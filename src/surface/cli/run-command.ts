@@ -1,7 +1,8 @@
 import { loadConfig } from "../../config/load.ts";
 import type { RuntimeEvent } from "../../protocol/events.ts";
 import { resolveRunResume, resolveSessionResume } from "../../session/resume.ts";
-import { prepareRun } from "../../session/run.ts";
+import { knownSecretValues, prepareRun } from "../../session/run.ts";
+import { createRedactor } from "../../security/redact.ts";
 import { UsageError } from "../../util/errors.ts";
 import { parseCommandArgs, stringFlag } from "./args.ts";
 import { RUN_HELP } from "./help.ts";
@@ -59,7 +60,7 @@ export async function runCommand(io: CliIo): Promise<number> {
   io.onInterrupt(() => run.cancel());
   const print = values.json
     ? (event: RuntimeEvent) => io.stdout(`${JSON.stringify(event)}\n`)
-    : createHumanPrinter(io.stdout, io.stderr);
+    : createHumanPrinter(io.stdout, io.stderr, createRedactor({ knownSecrets: knownSecretValues(loaded.config, io.env) }));
   try {
     const outcome = await run.execute([print]);
     if (outcome.persistWarning) io.stderr(`zero: ${outcome.persistWarning}\n`);

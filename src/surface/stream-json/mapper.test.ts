@@ -297,6 +297,25 @@ describe("redaction outside streamed text", () => {
   });
 });
 
+describe("ordering of held streams", () => {
+  test("reasoning still held when the answer starts goes out before the answer text", () => {
+    const at = stamper();
+    const lines = mapAll([
+      at(runStarted()),
+      at({ type: "reasoning.delta", step: 1, text: "Planning" }),
+      at({ type: "message.delta", step: 1, text: "Hello world" }),
+      at({ type: "usage.updated", step: 1, stepUsage: usage(1, 1), usage: usage(1, 1) }),
+    ]);
+    expectValid(lines);
+    expect(lines.slice(1).map((l) => [l.type, (l as { delta?: string }).delta])).toEqual([
+      ["reasoning", "Planning"],
+      ["text", "Hello "],
+      ["text", "world"],
+      ["usage", undefined],
+    ]);
+  });
+});
+
 describe("failedBeforeStart", () => {
   test("an error then run_end with the given exit code, both valid", () => {
     const lines = failedBeforeStart(RUN_ID, "invalid_input", "line 1: malformed JSON", 2);

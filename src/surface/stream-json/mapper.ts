@@ -1,7 +1,7 @@
 import type { Operation, Risk, RuntimeEvent } from "../../protocol/events.ts";
 import { STREAM_JSON_VERSION, type ErrorCode, type OutputBody, type OutputEvent, type SideEffect } from "../../protocol/stream-json.ts";
 import type { Redactor } from "../../security/redact.ts";
-import { createStreamRedactor } from "./stream-redactor.ts";
+import { createStreamRedactor } from "../../security/stream-redactor.ts";
 
 const SIDE_EFFECT_OF_RISK: Record<Risk, SideEffect> = { read: "read", write: "write", execute: "shell", network: "network", delegate: "delegate" };
 /** For calls whose risk is unknown (an unknown tool, invalid input): what the tool would be. */

@@ -1,4 +1,4 @@
-import type { Redactor } from "../../security/redact.ts";
+import type { Redactor } from "./redact.ts";
 
 /** How much undelimited text may be held back waiting for a word boundary. */
 const MAX_HELD_CHARS = 512;
