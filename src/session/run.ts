@@ -59,6 +59,8 @@ export type RunRequest = {
   store?: Store;
   /** Earlier work this run continues (`--resume`, `--resume-run`). */
   continuation?: Continuation;
+  /** The id for a new session when the surface names its sessions itself (host). */
+  newSessionId?: string;
 };
 
 export type RunOutcome = {
@@ -182,7 +184,7 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
   const artifacts = createArtifactStore(join(workspaceStateDir(request.env, roots.workspace), "artifacts"));
   const runId = continuation?.kind === "run" ? continuation.run.id : newRunId(now);
   const sessionId =
-    continuation?.kind === "run" ? continuation.run.sessionId : continuation?.kind === "session" ? continuation.sessionId : newSessionId(now);
+    continuation?.kind === "run" ? continuation.run.sessionId : continuation?.kind === "session" ? continuation.sessionId : (request.newSessionId ?? newSessionId(now));
   // A resumed run keeps its absolute deadline; a passed one stops it at once.
   const timeoutMs =
     continuation?.kind === "run"

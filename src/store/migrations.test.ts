@@ -36,7 +36,13 @@ describe("migrations", () => {
     store.close();
     expect(inspect(path, "PRAGMA user_version")).toEqual([{ user_version: latestVersion(MIGRATIONS) }]);
     const tables = inspect(path, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name");
-    expect(tables).toEqual([{ name: "checkpoints" }, { name: "events" }, { name: "runs" }, { name: "sessions" }]);
+    expect(tables).toEqual([
+      { name: "checkpoints" },
+      { name: "events" },
+      { name: "host_results" },
+      { name: "runs" },
+      { name: "sessions" },
+    ]);
   });
 
   test("an older database is migrated forward, keeping its rows", () => {

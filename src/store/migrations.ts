@@ -77,6 +77,23 @@ export const MIGRATIONS: readonly Migration[] = [
       db.run("CREATE INDEX checkpoints_by_run ON checkpoints(run_id, id)");
     },
   },
+  {
+    version: 2,
+    name: "host_results",
+    up(db) {
+      // No foreign keys: host session ids are client strings, not sessions rows.
+      db.run(`CREATE TABLE host_results (
+        session_id TEXT NOT NULL,
+        idempotency_key TEXT NOT NULL,
+        prompt_sha256 TEXT NOT NULL,
+        request_id TEXT NOT NULL,
+        final TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (session_id, idempotency_key)
+      )`);
+      db.run("CREATE INDEX host_results_by_created ON host_results(created_at)");
+    },
+  },
 ];
 
 export function schemaVersion(db: Database): number {

@@ -3,6 +3,7 @@ import { Buffer } from "node:buffer";
 import { decodeValue, encodeValue } from "./codec.ts";
 import { openDatabase } from "./db.ts";
 import { StoreError } from "./errors.ts";
+import { hostResultRetention, hostResults, type HostResultRow } from "./host-results.ts";
 import type { Migration } from "./migrations.ts";
 import {
   INTERRUPTED_REASON,
@@ -20,6 +21,7 @@ import {
 } from "./records.ts";
 
 export type { Checkpoint, RunPatch, RunRow, SessionRow, SessionSurface } from "./records.ts";
+export { DEFAULT_HOST_RESULT_RETENTION_MS, type HostResultRow } from "./host-results.ts";
 
 /** Checkpoints kept per session (plus the newest of each run, so every run stays resumable). */
 export const DEFAULT_CHECKPOINTS_PER_SESSION = 5;
@@ -49,6 +51,10 @@ export type Store = {
   eventsOf(runId: string): Array<Record<string, unknown>>;
   saveCheckpoint(checkpoint: Checkpoint): void;
   latestCheckpoint(filter: { sessionId?: string; runId?: string }): Checkpoint | undefined;
+  /** Stores a completed host request (replacing one under the same key) and, in the same transaction, deletes expired ones. */
+  saveHostResult(row: HostResultRow): void;
+  /** A completed host request; undefined when missing or older than the retention at `now` (default: the store's clock). */
+  findHostResult(sessionId: string, idempotencyKey: string, now?: Date): HostResultRow | undefined;
   close(): void;
 };
 
@@ -60,6 +66,8 @@ export type OpenStoreOptions = {
   isAlive?: (pid: number) => boolean;
   checkpointsPerSession?: number;
   maxCheckpointBytes?: number;
+  /** How long a completed host request is answered from the store (default 24 h). */
+  hostResultRetentionMs?: number;
   /** Up to this size the whole file is quick-checked on open; beyond, only the catalog tables (integrity.ts). */
   fullCheckMaxBytes?: number;
   /** For tests of the migration path. */
@@ -183,6 +191,8 @@ function sweepInterrupted(db: Database, statements: ReturnType<typeof prepareSta
 }
 
 export function openStore(options: OpenStoreOptions): { store: Store; notices: string[] } {
+  // Checked before opening, so a bad option leaves no open handle behind.
+  const retentionMs = hostResultRetention(options.hostResultRetentionMs);
   const opened = openDatabase({
     dir: options.dir,
     ...(options.fileName !== undefined ? { fileName: options.fileName } : {}),
@@ -203,6 +213,7 @@ export function openStore(options: OpenStoreOptions): { store: Store; notices: s
     throw error;
   }
   const s = statements;
+  const hosts = hostResults(db, { retentionMs, now });
   let closed = false;
   const live = () => {
     if (closed) throw new StoreError("closed", `the session database ${path} is already closed`);
@@ -328,9 +339,18 @@ export function openStore(options: OpenStoreOptions): { store: Store; notices: s
       }
       return record === null ? undefined : checkpointFromRecord(record);
     },
+    saveHostResult(row) {
+      live();
+      hosts.save(row);
+    },
+    findHostResult(sessionId, idempotencyKey, at) {
+      live();
+      return hosts.find(sessionId, idempotencyKey, at ?? now());
+    },
     close() {
       if (closed) return;
       closed = true;
+      hosts.close();
       for (const statement of Object.values(s) as Array<Statement<unknown, [Params]>>) statement.finalize();
       try {
         // Cheap upkeep SQLite recommends at close: refreshes planner statistics when useful.

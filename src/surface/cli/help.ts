@@ -7,6 +7,7 @@ export const MAIN_HELP = `zero: a multi-agent coding agent for your terminal
 Usage:
   zero run [options] [task]   run one task headlessly (task from arguments or stdin)
   zero exec [options] [prompt]  run one prompt for editors and wrappers (stream-json protocol)
+  zero host                   serve the NDJSON host protocol v1 to bridge programs
   zero sessions               list this workspace's sessions (--interrupted: interrupted runs)
   zero agents                 show the effective agent profiles
   zero init                   create zero-cli.jsonc and prompt files, and trust this workspace
@@ -86,4 +87,18 @@ Options:
 
 With stream-json output every run ends with one run_end line whose exitCode is the
 process exit code. The protocol is described in docs/stream-json.md.
+`;
+
+export const HOST_HELP = `Usage: zero host [--bridge-compat] [--single-request] [run options]
+
+Serves the host protocol v1 for bridge programs: one JSON request per line on
+stdin (ping, run, cancel), protocol lines on stdout, logs on stderr.
+
+Options:
+      --bridge-compat             a run answers with its terminal line only (final or error)
+      --single-request            answer the first request, then exit with its exit code
+  plus the run options: -m/--model, --cwd, --add-dir, --permission-mode, -y/--yes,
+  --reasoning-effort, --speed, --depth (see 'zero run --help').
+
+The protocol is described in docs/host-protocol.md.
 `;

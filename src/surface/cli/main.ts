@@ -5,6 +5,7 @@ import { UsageError, errorMessage } from "../../util/errors.ts";
 import { agentsCommand, initCommand, trustCommand } from "./config-commands.ts";
 import type { CliIo } from "./io.ts";
 import { execCommand } from "./exec-command.ts";
+import { hostCommand } from "./host-command.ts";
 import { runCommand } from "./run-command.ts";
 import { sessionsCommand } from "./sessions-command.ts";
 import { createOutput, stdinMayHaveData } from "./stdio.ts";
@@ -12,6 +13,7 @@ import { createOutput, stdinMayHaveData } from "./stdio.ts";
 const COMMANDS: Record<string, (io: CliIo) => number | Promise<number>> = {
   run: runCommand,
   exec: execCommand,
+  host: hostCommand,
   sessions: sessionsCommand,
   agents: agentsCommand,
   init: initCommand,

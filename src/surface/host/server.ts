@@ -1,0 +1,272 @@
+import { createHash } from "node:crypto";
+import type { EffectiveConfig } from "../../config/schema.ts";
+import { EXIT, type RuntimeEvent } from "../../protocol/events.ts";
+import {
+  DEFAULT_TIMEOUT_MS,
+  TIMEOUT_TEXT,
+  cancelRequestSchema,
+  head,
+  pingRequestSchema,
+  runRequestSchema,
+  type CancelRequest,
+  type FinalStatus,
+  type HostError,
+  type HostErrorCode,
+  type HostUsage,
+  type RunRequest,
+} from "../../protocol/host.ts";
+import type { ModelMessage } from "../../protocol/messages.ts";
+import type { RunOverrides } from "../../session/run.ts";
+import { prepareRun } from "../../session/run.ts";
+import type { CheckpointMeta } from "../../session/recorder.ts";
+import type { Store } from "../../store/store.ts";
+import type { Env } from "../../util/env.ts";
+import { errorMessage } from "../../util/errors.ts";
+import { describeRequestProblem, hostEventFor } from "./messages.ts";
+
+export type HostOptions = {
+  config: EffectiveConfig;
+  env: Env;
+  workspace: string;
+  extraDirs: string[];
+  overrides: RunOverrides;
+  store: Store | undefined;
+  bridgeCompat: boolean;
+  singleRequest: boolean;
+  /** How many sessions may run at once; runs of one session always queue. */
+  maxConcurrent: number;
+  write(line: Record<string, unknown>): void;
+  log(text: string): void;
+  /** Ends the process (one-shot mode), after output is flushed. */
+  exit(code: number): void;
+};
+
+type Active = { request: RunRequest; cancel(): void; canceled: boolean; timedOut: boolean; started: number };
+
+const PROVIDER_CODES: Record<string, { code: HostErrorCode; retryable: boolean }> = {
+  auth: { code: "PROVIDER_AUTH", retryable: false },
+  rate_limit: { code: "PROVIDER_RATE_LIMIT", retryable: true },
+  unavailable: { code: "PROVIDER_DOWN", retryable: true },
+};
+
+const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
+const zeroUsage = (): HostUsage => ({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
+
+/** The exit code a one-shot host ends with, from the terminal line it wrote. */
+function exitCodeOf(status: FinalStatus | "INVALID" | "PONG" | "ACK", error: HostError | null): number {
+  if (status === "OK" || status === "PONG" || status === "ACK") return EXIT.ok;
+  if (status === "TIMEOUT") return EXIT.limit;
+  if (status === "CANCELED") return EXIT.cancelled;
+  if (status === "INVALID") return EXIT.usage;
+  return error?.code.startsWith("PROVIDER_") ? EXIT.provider : EXIT.internal;
+}
+
+/**
+ * The host: requests in, protocol lines out. Sessions are durable conversations
+ * (their history lives in the store's checkpoints); different sessions run
+ * concurrently up to a bound, one session's runs queue in arrival order;
+ * completed results are kept by (session_id, idempotency_key) and replayed.
+ */
+export function createHost(options: HostOptions) {
+  const queues = new Map<string, Promise<void>>();
+  const active = new Map<string, Active>(); // request_id → running or queued run
+  const inFlight = new Map<string, { requestId: string; promptSha: string }>(); // session␀key
+  let running = 0;
+  const waiting: Array<() => void> = [];
+  let finished = false;
+
+  const now = () => Date.now();
+  const terminal = (status: FinalStatus | "INVALID" | "PONG" | "ACK", error: HostError | null) => {
+    if (options.singleRequest && !finished) {
+      finished = true;
+      options.exit(exitCodeOf(status, error));
+    }
+  };
+  const invalid = (requestId: string | null, sessionId: string | null, message: string) => {
+    options.write({ ...head("error", requestId, sessionId, now()), error: { code: "INVALID_REQUEST", message, retryable: false } });
+    terminal("INVALID", null);
+  };
+
+  async function slot(): Promise<() => void> {
+    if (running >= options.maxConcurrent) await new Promise<void>((resolve) => waiting.push(resolve));
+    running += 1;
+    return () => {
+      running -= 1;
+      waiting.shift()?.();
+    };
+  }
+
+  function writeFinal(request: RunRequest, status: FinalStatus, text: string, usage: HostUsage, error: HostError | null, started: number, extra: Record<string, unknown> = {}) {
+    const line = { ...head("final", request.request_id, request.session_id, now()), status, text, usage, error, latency_ms: Math.max(0, now() - started), ...extra };
+    options.write(line);
+    return line;
+  }
+
+  async function execute(request: RunRequest, state: Active): Promise<void> {
+    const stream = request.stream === true && !options.bridgeCompat;
+    let seq = 0;
+    const event = (eventType: string, payload: Record<string, unknown>) => {
+      if (stream) options.write({ ...head("event", request.request_id, request.session_id, now()), event_type: eventType, seq: ++seq, payload });
+    };
+    const release = await slot();
+    try {
+      if (state.canceled) {
+        writeFinal(request, "CANCELED", "", zeroUsage(), null, state.started);
+        return terminal("CANCELED", null);
+      }
+      event("REQUEST_ACCEPTED", { timeout_ms: request.timeout_ms ?? DEFAULT_TIMEOUT_MS, metadata: request.metadata ?? {} });
+      const checkpoint = options.store?.latestCheckpoint({ sessionId: request.session_id });
+      const run = await prepareRun({
+        config: options.config,
+        env: options.env,
+        workspace: options.workspace,
+        extraDirs: options.extraDirs,
+        task: request.prompt,
+        surface: "host",
+        overrides: options.overrides,
+        ...(options.store ? { store: options.store } : {}),
+        ...(checkpoint
+          ? { continuation: { kind: "session" as const, sessionId: request.session_id, history: checkpoint.history as ModelMessage[], meta: checkpoint.meta as unknown as CheckpointMeta } }
+          : { newSessionId: request.session_id }),
+      });
+      state.cancel = () => run.cancel();
+      if (state.canceled || state.timedOut) run.cancel();
+      let usage = zeroUsage();
+      let failure: HostError | null = null;
+      const listener = (runtime: RuntimeEvent) => {
+        if (runtime.type === "usage.updated") usage = { prompt_tokens: runtime.usage.inputTokens, completion_tokens: runtime.usage.outputTokens, total_tokens: runtime.usage.totalTokens };
+        if (runtime.type === "run.failed") {
+          const mapped = (runtime.error.category && PROVIDER_CODES[runtime.error.category]) || { code: "INTERNAL" as const, retryable: false };
+          failure = { code: mapped.code, message: runtime.error.message, retryable: mapped.retryable };
+        }
+        const hostEvent = hostEventFor(runtime);
+        if (hostEvent) event(hostEvent.type, hostEvent.payload);
+      };
+      const outcome = await run.execute([listener]);
+      event("RUN_FINISHED", {});
+      if (state.timedOut) {
+        writeFinal(request, "TIMEOUT", TIMEOUT_TEXT, usage, { code: "TIMEOUT", message: "request exceeded timeout_ms", retryable: true }, state.started);
+        return terminal("TIMEOUT", null);
+      }
+      if (outcome.status === "cancelled") {
+        writeFinal(request, "CANCELED", "", usage, null, state.started);
+        return terminal("CANCELED", null);
+      }
+      if (outcome.status === "completed") {
+        remember(request, writeFinal(request, "OK", outcome.text, usage, null, state.started));
+        return terminal("OK", null);
+      }
+      const error: HostError = failure ?? { code: "INTERNAL", message: `the run ended: ${outcome.status}`, retryable: false };
+      writeFinal(request, "ERROR", outcome.text, usage, error, state.started);
+      terminal("ERROR", error);
+    } catch (error) {
+      const hostError: HostError = { code: "INTERNAL", message: errorMessage(error), retryable: false };
+      writeFinal(request, "ERROR", "", zeroUsage(), hostError, state.started);
+      terminal("ERROR", hostError);
+    } finally {
+      release();
+      active.delete(request.request_id);
+      inFlight.delete(`${request.session_id}\u0000${request.idempotency_key}`);
+    }
+  }
+
+  /** Completed results are kept so a retried request is answered without a model call. */
+  function remember(request: RunRequest, line: Record<string, unknown>) {
+    try {
+      options.store?.saveHostResult({
+        sessionId: request.session_id,
+        idempotencyKey: request.idempotency_key,
+        promptSha256: sha256(request.prompt),
+        requestId: request.request_id,
+        final: line,
+        createdAt: new Date().toISOString(),
+      });
+    } catch (error) {
+      options.log(`zero host: could not keep the result for replay: ${errorMessage(error)}\n`);
+    }
+  }
+
+  function onRun(request: RunRequest) {
+    const key = `${request.session_id}\u0000${request.idempotency_key}`;
+    const promptSha = sha256(request.prompt);
+    const duplicate = inFlight.get(key);
+    if (duplicate) {
+      if (duplicate.promptSha !== promptSha) return invalid(request.request_id, request.session_id, "idempotency_key was already used with a different prompt");
+      options.write({ ...head("ack", request.request_id, request.session_id, now()), status: "DUPLICATE_IN_PROGRESS", existing_request_id: duplicate.requestId });
+      return terminal("ACK", null);
+    }
+    const saved = options.store?.findHostResult(request.session_id, request.idempotency_key);
+    if (saved) {
+      if (saved.promptSha256 !== promptSha) return invalid(request.request_id, request.session_id, "idempotency_key was already used with a different prompt");
+      const { protocol_version, type, request_id: _old, session_id, ts_ms: _ts, ...rest } = saved.final;
+      options.write({ protocol_version, type, request_id: request.request_id, session_id, ts_ms: now(), ...rest, replayed: true });
+      return terminal("OK", null);
+    }
+    if (active.has(request.request_id)) return invalid(request.request_id, request.session_id, `request_id ${request.request_id} is already in use`);
+    if (!options.bridgeCompat) {
+      options.write({ ...head("ack", request.request_id, request.session_id, now()), status: "ACCEPTED", ...(request.ts_ms !== undefined ? { request_ts_ms: request.ts_ms } : {}) });
+    }
+    const state: Active = { request, canceled: false, timedOut: false, started: now(), cancel: () => undefined };
+    active.set(request.request_id, state);
+    inFlight.set(key, { requestId: request.request_id, promptSha });
+    const timeout = setTimeout(() => {
+      state.timedOut = true;
+      state.cancel();
+    }, request.timeout_ms ?? DEFAULT_TIMEOUT_MS);
+    const previous = queues.get(request.session_id) ?? Promise.resolve();
+    const next = previous.then(() => execute(request, state)).finally(() => clearTimeout(timeout));
+    queues.set(request.session_id, next);
+    void next.finally(() => {
+      if (queues.get(request.session_id) === next) queues.delete(request.session_id);
+    });
+  }
+
+  function onCancel(request: CancelRequest) {
+    const target = active.get(request.target_request_id);
+    if (!target) return invalid(request.request_id, request.session_id, `no running request ${request.target_request_id} to cancel`);
+    options.write({ ...head("ack", request.request_id, request.session_id, now()), status: "CANCEL_ACCEPTED", target_request_id: request.target_request_id });
+    target.canceled = true;
+    target.cancel();
+  }
+
+  return {
+    /** Handles one input line; never throws. */
+    handleLine(line: string) {
+      if (finished) return;
+      if (line.trim() === "") return;
+      let value: unknown;
+      try {
+        value = JSON.parse(line);
+      } catch {
+        return invalid(null, null, "malformed JSON: each line must be one JSON object");
+      }
+      const record = (value && typeof value === "object" ? value : {}) as Record<string, unknown>;
+      const requestId = typeof record.request_id === "string" ? record.request_id : null;
+      const sessionId = typeof record.session_id === "string" ? record.session_id : null;
+      const problem = describeRequestProblem(record);
+      if (problem) return invalid(requestId, sessionId, problem);
+      try {
+        if (record.type === "ping") {
+          const ping = pingRequestSchema.parse(record);
+          options.write({ ...head("ack", ping.request_id, ping.session_id, now()), status: "PONG" });
+          return terminal("PONG", null);
+        }
+        if (record.type === "run") return onRun(runRequestSchema.parse(record));
+        return onCancel(cancelRequestSchema.parse(record));
+      } catch (error) {
+        return invalid(requestId, sessionId, errorMessage(error));
+      }
+    },
+    /** Cancels every run (SIGINT/SIGTERM). */
+    cancelAll() {
+      for (const state of active.values()) {
+        state.canceled = true;
+        state.cancel();
+      }
+    },
+    /** Resolves when every accepted run has answered. */
+    async drain() {
+      while (queues.size > 0) await Promise.all([...queues.values()]);
+    },
+  };
+}
