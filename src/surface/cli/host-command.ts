@@ -29,7 +29,15 @@ export async function hostCommand(io: CliIo): Promise<number> {
   const { workspace, extraDirs, overrides } = resolveRunOptions(values, io.cwd);
   const loaded = loadConfig({ workspace, env: io.env });
   reportConfigNotices(io, loaded);
-  const store = openWorkspaceStore(io, loaded, workspace, io.env);
+  let store: ReturnType<typeof openWorkspaceStore>;
+  let opened = false;
+  const getStore = () => {
+    if (!opened) {
+      opened = true;
+      store = openWorkspaceStore(io, loaded, workspace, io.env);
+    }
+    return store;
+  };
   let interrupted = false;
   const host = createHost({
     config: loaded.config,
@@ -37,7 +45,7 @@ export async function hostCommand(io: CliIo): Promise<number> {
     workspace,
     extraDirs,
     overrides,
-    store,
+    store: getStore,
     bridgeCompat: values["bridge-compat"] === true,
     singleRequest: values["single-request"] === true,
     maxConcurrent: MAX_CONCURRENT_SESSIONS,

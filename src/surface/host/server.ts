@@ -30,7 +30,8 @@ export type HostOptions = {
   workspace: string;
   extraDirs: string[];
   overrides: RunOverrides;
-  store: Store | undefined;
+  /** The store, opened on first use (a ping never needs it). */
+  store(): Store | undefined;
   bridgeCompat: boolean;
   singleRequest: boolean;
   /** How many sessions may run at once; runs of one session always queue. */
@@ -115,7 +116,8 @@ export function createHost(options: HostOptions) {
         return terminal("CANCELED", null);
       }
       event("REQUEST_ACCEPTED", { timeout_ms: request.timeout_ms ?? DEFAULT_TIMEOUT_MS, metadata: request.metadata ?? {} });
-      const checkpoint = options.store?.latestCheckpoint({ sessionId: request.session_id });
+      const store = options.store();
+      const checkpoint = store?.latestCheckpoint({ sessionId: request.session_id });
       const run = await prepareRun({
         config: options.config,
         env: options.env,
@@ -124,7 +126,7 @@ export function createHost(options: HostOptions) {
         task: request.prompt,
         surface: "host",
         overrides: options.overrides,
-        ...(options.store ? { store: options.store } : {}),
+        ...(store ? { store } : {}),
         ...(checkpoint
           ? { continuation: { kind: "session" as const, sessionId: request.session_id, history: checkpoint.history as ModelMessage[], meta: checkpoint.meta as unknown as CheckpointMeta } }
           : { newSessionId: request.session_id }),
@@ -173,7 +175,7 @@ export function createHost(options: HostOptions) {
   /** Completed results are kept so a retried request is answered without a model call. */
   function remember(request: RunRequest, line: Record<string, unknown>) {
     try {
-      options.store?.saveHostResult({
+      options.store()?.saveHostResult({
         sessionId: request.session_id,
         idempotencyKey: request.idempotency_key,
         promptSha256: sha256(request.prompt),
@@ -195,7 +197,7 @@ export function createHost(options: HostOptions) {
       options.write({ ...head("ack", request.request_id, request.session_id, now()), status: "DUPLICATE_IN_PROGRESS", existing_request_id: duplicate.requestId });
       return terminal("ACK", null);
     }
-    const saved = options.store?.findHostResult(request.session_id, request.idempotency_key);
+    const saved = options.store()?.findHostResult(request.session_id, request.idempotency_key);
     if (saved) {
       if (saved.promptSha256 !== promptSha) return invalid(request.request_id, request.session_id, "idempotency_key was already used with a different prompt");
       const { protocol_version, type, request_id: _old, session_id, ts_ms: _ts, ...rest } = saved.final;
