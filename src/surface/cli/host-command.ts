@@ -33,11 +33,12 @@ export async function hostCommand(io: CliIo): Promise<number> {
   let opened = false;
   const getStore = () => {
     if (!opened) {
+      store = openWorkspaceStore(io, loaded, workspace, io.env); // a failure is retried, never silently skipped
       opened = true;
-      store = openWorkspaceStore(io, loaded, workspace, io.env);
     }
     return store;
   };
+  const getStoreIfOpen = () => (opened ? store : undefined);
   let interrupted = false;
   const host = createHost({
     config: loaded.config,
@@ -59,6 +60,11 @@ export async function hostCommand(io: CliIo): Promise<number> {
   io.onInterrupt(() => {
     interrupted = true;
     host.cancelAll();
+    // Stdin may stay open: answer the cancelled runs, then leave.
+    void host.drain().then(() => {
+      getStoreIfOpen()?.close();
+      return io.exit(130);
+    });
   });
   const decoder = new TextDecoder();
   let pending = "";
@@ -74,6 +80,6 @@ export async function hostCommand(io: CliIo): Promise<number> {
   pending += decoder.decode();
   if (pending !== "") host.handleLine(pending);
   await host.drain();
-  store?.close();
+  getStoreIfOpen()?.close();
   return interrupted ? 130 : 0;
 }

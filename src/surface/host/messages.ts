@@ -13,7 +13,7 @@ const REQUIRED: Record<string, string[]> = {
 export function describeRequestProblem(record: Record<string, unknown>): string | undefined {
   if (record.protocol_version !== 1) return `protocol_version must be 1 (got ${JSON.stringify(record.protocol_version) ?? "none"})`;
   const type = record.type;
-  if (typeof type !== "string" || !(type in REQUIRED)) return `unknown type ${JSON.stringify(type) ?? "(missing)"} (allowed: ping, run, cancel)`;
+  if (typeof type !== "string" || !Object.hasOwn(REQUIRED, type)) return `unknown type ${JSON.stringify(type) ?? "(missing)"} (allowed: ping, run, cancel)`;
   for (const field of REQUIRED[type]!) {
     if (typeof record[field] !== "string" || record[field] === "") return `${type} request requires a non-empty ${field}`;
   }

@@ -22,6 +22,7 @@ import type { CheckpointMeta } from "../../session/recorder.ts";
 import type { Store } from "../../store/store.ts";
 import type { Env } from "../../util/env.ts";
 import { errorMessage } from "../../util/errors.ts";
+import { setSafeTimeout } from "../../util/timers.ts";
 import { describeRequestProblem, hostEventFor } from "./messages.ts";
 
 export type HostOptions = {
@@ -42,7 +43,17 @@ export type HostOptions = {
   exit(code: number): void;
 };
 
-type Active = { request: RunRequest; cancel(): void; canceled: boolean; timedOut: boolean; started: number };
+type Active = {
+  request: RunRequest;
+  cancel(): void;
+  canceled: boolean;
+  timedOut: boolean;
+  started: number;
+  /** The run itself has begun (it holds a slot); before that, a timeout or cancel is answered at once. */
+  running: boolean;
+  /** Its final was written (a queued run that timed out or was cancelled): nothing more to do. */
+  answered: boolean;
+};
 
 const PROVIDER_CODES: Record<string, { code: HostErrorCode; retryable: boolean }> = {
   auth: { code: "PROVIDER_AUTH", retryable: false },
@@ -75,6 +86,7 @@ export function createHost(options: HostOptions) {
   let running = 0;
   const waiting: Array<() => void> = [];
   let finished = false;
+  let taken = false; // single-request: the first request line has been taken
 
   const now = () => Date.now();
   const terminal = (status: FinalStatus | "INVALID" | "PONG" | "ACK", error: HostError | null) => {
@@ -103,18 +115,37 @@ export function createHost(options: HostOptions) {
     return line;
   }
 
+  function forgetRequest(request: RunRequest) {
+    active.delete(request.request_id);
+    inFlight.delete(`${request.session_id}\u0000${request.idempotency_key}`);
+  }
+
+  // The spec's exact shapes: a stopped run reports no text and zero usage.
+  function answerTimeout(request: RunRequest, state: Active) {
+    state.answered = true;
+    if (!state.running) forgetRequest(request);
+    writeFinal(request, "TIMEOUT", TIMEOUT_TEXT, zeroUsage(), { code: "TIMEOUT", message: "request exceeded timeout_ms", retryable: true }, state.started);
+    terminal("TIMEOUT", null);
+  }
+  function answerCanceled(request: RunRequest, state: Active) {
+    state.answered = true;
+    if (!state.running) forgetRequest(request);
+    writeFinal(request, "CANCELED", "", zeroUsage(), null, state.started);
+    terminal("CANCELED", null);
+  }
+
   async function execute(request: RunRequest, state: Active): Promise<void> {
     const stream = request.stream === true && !options.bridgeCompat;
     let seq = 0;
     const event = (eventType: string, payload: Record<string, unknown>) => {
       if (stream) options.write({ ...head("event", request.request_id, request.session_id, now()), event_type: eventType, seq: ++seq, payload });
     };
+    const forget = () => forgetRequest(request);
+    if (state.answered) return forget();
     const release = await slot();
     try {
-      if (state.canceled) {
-        writeFinal(request, "CANCELED", "", zeroUsage(), null, state.started);
-        return terminal("CANCELED", null);
-      }
+      if (state.answered) return;
+      state.running = true;
       event("REQUEST_ACCEPTED", { timeout_ms: request.timeout_ms ?? DEFAULT_TIMEOUT_MS, metadata: request.metadata ?? {} });
       const store = options.store();
       const checkpoint = store?.latestCheckpoint({ sessionId: request.session_id });
@@ -146,14 +177,8 @@ export function createHost(options: HostOptions) {
       };
       const outcome = await run.execute([listener]);
       event("RUN_FINISHED", {});
-      if (state.timedOut) {
-        writeFinal(request, "TIMEOUT", TIMEOUT_TEXT, usage, { code: "TIMEOUT", message: "request exceeded timeout_ms", retryable: true }, state.started);
-        return terminal("TIMEOUT", null);
-      }
-      if (outcome.status === "cancelled") {
-        writeFinal(request, "CANCELED", "", usage, null, state.started);
-        return terminal("CANCELED", null);
-      }
+      if (state.timedOut) return answerTimeout(request, state);
+      if (outcome.status === "cancelled") return answerCanceled(request, state);
       if (outcome.status === "completed") {
         remember(request, writeFinal(request, "OK", outcome.text, usage, null, state.started));
         return terminal("OK", null);
@@ -162,13 +187,13 @@ export function createHost(options: HostOptions) {
       writeFinal(request, "ERROR", outcome.text, usage, error, state.started);
       terminal("ERROR", error);
     } catch (error) {
+      if (state.answered) return;
       const hostError: HostError = { code: "INTERNAL", message: errorMessage(error), retryable: false };
       writeFinal(request, "ERROR", "", zeroUsage(), hostError, state.started);
       terminal("ERROR", hostError);
     } finally {
       release();
-      active.delete(request.request_id);
-      inFlight.delete(`${request.session_id}\u0000${request.idempotency_key}`);
+      forget();
     }
   }
 
@@ -197,7 +222,13 @@ export function createHost(options: HostOptions) {
       options.write({ ...head("ack", request.request_id, request.session_id, now()), status: "DUPLICATE_IN_PROGRESS", existing_request_id: duplicate.requestId });
       return terminal("ACK", null);
     }
-    const saved = options.store()?.findHostResult(request.session_id, request.idempotency_key);
+    let saved;
+    try {
+      saved = options.store()?.findHostResult(request.session_id, request.idempotency_key);
+    } catch (error) {
+      options.write({ ...head("error", request.request_id, request.session_id, now()), error: { code: "INTERNAL", message: errorMessage(error), retryable: false } });
+      return terminal("ERROR", { code: "INTERNAL", message: errorMessage(error), retryable: false });
+    }
     if (saved) {
       if (saved.promptSha256 !== promptSha) return invalid(request.request_id, request.session_id, "idempotency_key was already used with a different prompt");
       const { protocol_version, type, request_id: _old, session_id, ts_ms: _ts, ...rest } = saved.final;
@@ -208,12 +239,13 @@ export function createHost(options: HostOptions) {
     if (!options.bridgeCompat) {
       options.write({ ...head("ack", request.request_id, request.session_id, now()), status: "ACCEPTED", ...(request.ts_ms !== undefined ? { request_ts_ms: request.ts_ms } : {}) });
     }
-    const state: Active = { request, canceled: false, timedOut: false, started: now(), cancel: () => undefined };
+    const state: Active = { request, canceled: false, timedOut: false, started: now(), cancel: () => undefined, running: false, answered: false };
     active.set(request.request_id, state);
     inFlight.set(key, { requestId: request.request_id, promptSha });
-    const timeout = setTimeout(() => {
+    const timeout = setSafeTimeout(() => {
       state.timedOut = true;
-      state.cancel();
+      if (state.running) state.cancel();
+      else if (!state.answered) answerTimeout(request, state); // still queued behind its session
     }, request.timeout_ms ?? DEFAULT_TIMEOUT_MS);
     const previous = queues.get(request.session_id) ?? Promise.resolve();
     const next = previous.then(() => execute(request, state)).finally(() => clearTimeout(timeout));
@@ -225,17 +257,19 @@ export function createHost(options: HostOptions) {
 
   function onCancel(request: CancelRequest) {
     const target = active.get(request.target_request_id);
-    if (!target) return invalid(request.request_id, request.session_id, `no running request ${request.target_request_id} to cancel`);
+    if (!target || target.answered) return invalid(request.request_id, request.session_id, `no running request ${request.target_request_id} to cancel`);
     options.write({ ...head("ack", request.request_id, request.session_id, now()), status: "CANCEL_ACCEPTED", target_request_id: request.target_request_id });
     target.canceled = true;
-    target.cancel();
+    if (target.running) target.cancel();
+    else if (!target.answered) answerCanceled(target.request, target); // still queued
   }
 
   return {
     /** Handles one input line; never throws. */
     handleLine(line: string) {
-      if (finished) return;
+      if (finished || (options.singleRequest && taken)) return;
       if (line.trim() === "") return;
+      taken = true;
       let value: unknown;
       try {
         value = JSON.parse(line);
@@ -245,9 +279,9 @@ export function createHost(options: HostOptions) {
       const record = (value && typeof value === "object" ? value : {}) as Record<string, unknown>;
       const requestId = typeof record.request_id === "string" ? record.request_id : null;
       const sessionId = typeof record.session_id === "string" ? record.session_id : null;
-      const problem = describeRequestProblem(record);
-      if (problem) return invalid(requestId, sessionId, problem);
       try {
+        const problem = describeRequestProblem(record);
+        if (problem) return invalid(requestId, sessionId, problem);
         if (record.type === "ping") {
           const ping = pingRequestSchema.parse(record);
           options.write({ ...head("ack", ping.request_id, ping.session_id, now()), status: "PONG" });
@@ -263,7 +297,8 @@ export function createHost(options: HostOptions) {
     cancelAll() {
       for (const state of active.values()) {
         state.canceled = true;
-        state.cancel();
+        if (state.running) state.cancel();
+        else if (!state.answered) answerCanceled(state.request, state);
       }
     },
     /** Resolves when every accepted run has answered. */
