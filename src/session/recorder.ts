@@ -35,7 +35,7 @@ export type RunRecorder = {
  * checkpoints at consistent points, and its end. A storage failure never
  * stops the run; it is remembered once and reported by the surface.
  */
-export function createRunRecorder(store: Store, run: RunRow, session: { surface: SessionSurface; title: string; isNew: boolean }): RunRecorder {
+export function createRunRecorder(store: Store, run: RunRow, session: { surface: SessionSurface; title: string }): RunRecorder {
   let failed: string | undefined;
   const guard = (action: () => void) => {
     if (failed !== undefined) return;
@@ -46,7 +46,9 @@ export function createRunRecorder(store: Store, run: RunRow, session: { surface:
     }
   };
   guard(() => {
-    if (session.isNew) {
+    // Whether the session exists is the store's answer, not the caller's guess (a session can
+    // exist without a checkpoint, e.g. after a crash before its first step).
+    if (!store.getSession(run.sessionId)) {
       store.createSession({ id: run.sessionId, surface: session.surface, workspace: run.workspace, title: session.title, createdAt: run.startedAt });
     }
     if (store.getRun(run.id)) store.updateRun(run.id, { status: "running", reason: null, endedAt: null, pid: process.pid });

@@ -97,5 +97,7 @@ export function resolveRunResume(storeOrNone: Store | undefined, ref: string, ct
   const history = checkpoint ? (checkpoint.history as ModelMessage[]) : [userMessage(run.task)];
   const events = store.eventsOf(run.id);
   const lastSequence = events.reduce((max, event) => Math.max(max, Number(event.sequence) || 0), 0);
+  // Taken atomically: two processes resuming the same run at once never both continue it.
+  if (!store.claimInterruptedRun(run.id, process.pid)) throw new UsageError(`${what} was just taken by another process`);
   return { kind: "run", run, history, meta, lastSequence };
 }

@@ -144,6 +144,9 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
   const model = pickModel(config, overrides.model ?? saved?.model.alias ?? agent.model, overrides.model !== undefined);
   const tools = pickTools(agent);
   let permissionMode = overrides.permissionMode ?? agent.permissionMode ?? config.permissionMode;
+  if (continuation?.kind === "run" && saved!.agent !== agent.name) {
+    throw new UsageError(`run ${continuation.run.id} was a run of agent ${saved!.agent}; the configured root agent is now ${agent.name}`);
+  }
   if (continuation?.kind === "run") {
     // An interrupted run keeps its authority: it was granted for that run, not widened later.
     if (overrides.permissionMode !== undefined && overrides.permissionMode !== saved!.permissionMode) {
@@ -223,7 +226,7 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
     const startedAt = performance.now();
     const deadline = continuation?.kind === "run" ? new Date(continuation.meta.deadline) : new Date(Date.now() + timeoutMs);
     const recorder = request.store
-      ? createRunRecorder(request.store, runRow(deadline), { surface: request.surface, title: titleFrom(request.task), isNew: continuation === undefined })
+      ? createRunRecorder(request.store, runRow(deadline), { surface: request.surface, title: titleFrom(request.task) })
       : undefined;
     const emit = createEmitter(runId, listeners, {
       startSequence: continuation?.kind === "run" ? continuation.lastSequence : 0,
@@ -331,7 +334,8 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
         durationMs: Math.round(performance.now() - startedAt),
       });
       recorder?.finish({ status: "failed", reason: "internal_error", usage: {}, steps: 0, toolCalls: 0 });
-      return { runId, sessionId, status: "failed", exitCode, text: "", history };
+      const persistWarning = recorder?.failure();
+      return { runId, sessionId, status: "failed", exitCode, text: "", history, ...(persistWarning ? { persistWarning } : {}) };
     } finally {
       clearTimeout(timer);
     }

@@ -43,6 +43,8 @@ export type Store = {
   createRun(row: RunRow): void;
   updateRun(id: string, patch: RunPatch): void;
   getRun(id: string): RunRow | undefined;
+  /** Takes an interrupted run for this process; false when another process took it first. */
+  claimInterruptedRun(id: string, pid: number): boolean;
   /** Root runs only, newest first. */
   listInterruptedRuns(filter: { workspace: string; surface?: SessionSurface; limit?: number }): RunRow[];
   /** Stores the event verbatim; returns its database-owned order (global, increasing). */
@@ -121,6 +123,13 @@ function prepareStatements(db: Database) {
        ORDER BY r.started_at DESC, r.rowid DESC LIMIT :limit`,
     ),
     runningRuns: q<{ id: string; pid: number }>("SELECT id, pid FROM runs WHERE status = 'running'"),
+    // A run whose terminal event is stored but whose row was not updated (a crash in between) ended.
+    completedEvent: q<{ body: string }>("SELECT body FROM events WHERE run_id = :runId AND type = 'run.completed' ORDER BY id DESC LIMIT 1"),
+    finishFromEvent: q<never>(
+      "UPDATE runs SET status = :status, reason = :reason, ended_at = :endedAt WHERE id = :id AND status = 'running' AND pid = :pid",
+    ),
+    // Atomic: of two processes resuming the same interrupted run, only one gets it.
+    claimRun: q<never>("UPDATE runs SET status = 'running', reason = NULL, ended_at = NULL, pid = :pid WHERE id = :id AND status = 'interrupted'"),
     // Guarded by status and pid: a process that resumed the run meanwhile keeps it.
     markInterrupted: q<never>(
       "UPDATE runs SET status = 'interrupted', reason = :reason WHERE id = :id AND status = 'running' AND pid = :pid",
@@ -181,7 +190,15 @@ function sweepInterrupted(db: Database, statements: ReturnType<typeof prepareSta
   if (gone.length === 0) return;
   try {
     db.transaction(() => {
-      for (const run of gone) statements.markInterrupted.run({ id: run.id, pid: run.pid, reason: INTERRUPTED_REASON });
+      for (const run of gone) {
+        const completed = statements.completedEvent.get({ runId: run.id });
+        if (completed !== null) {
+          const event = JSON.parse(completed.body) as { status?: string; reason?: string | null; timestamp?: string };
+          statements.finishFromEvent.run({ id: run.id, pid: run.pid, status: event.status ?? "failed", reason: event.reason ?? null, endedAt: event.timestamp ?? null });
+        } else {
+          statements.markInterrupted.run({ id: run.id, pid: run.pid, reason: INTERRUPTED_REASON });
+        }
+      }
     }).immediate();
   } catch (error) {
     // Another process holding the write lock is no reason not to start: the next open sweeps.
@@ -283,6 +300,10 @@ export function openStore(options: OpenStoreOptions): { store: Store; notices: s
     updateRun(id, patch) {
       live();
       updateRun.immediate(id, patch);
+    },
+    claimInterruptedRun(id, pid) {
+      live();
+      return s.claimRun.run({ id, pid }).changes === 1;
     },
     getRun(id) {
       live();

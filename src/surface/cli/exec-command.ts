@@ -145,7 +145,8 @@ export async function execCommand(io: CliIo): Promise<number> {
       const redactor = createRedactor({ knownSecrets: knownSecretValues(loaded.config, io.env) });
       const status = outcome.exitCode === 0 ? "success" : "error";
       const error = failure ?? (outcome.exitCode === 0 ? undefined : { code: (outcome.status === "cancelled" ? "cancelled" : last?.reason === "deadline" ? "timeout" : "limit_reached") as ErrorCode, message: `the run ended: ${outcome.status}` });
-      writeLine(jsonResult(outcome.runId, outcome.sessionId, status, outcome.exitCode, redactor.redact(outcome.text).text, last?.usage ?? null, error));
+      const safeError = error ? { code: error.code, message: redactor.redact(error.message).text } : undefined;
+      writeLine(jsonResult(outcome.runId, outcome.sessionId, status, outcome.exitCode, redactor.redact(outcome.text).text, last?.usage ?? null, safeError));
     }
     if (outcome.persistWarning) io.stderr(`zero: ${outcome.persistWarning}\n`);
     return outcome.exitCode;

@@ -37,6 +37,9 @@ export async function runCommand(io: CliIo): Promise<number> {
   if (resume !== undefined && resumeRun !== undefined) {
     throw new UsageError("--resume and --resume-run cannot be combined: the first starts a new run in a saved session, the second continues an interrupted run", { command: "run" });
   }
+  if (resumeRun !== undefined && extraDirs.length > 0) {
+    throw new UsageError("--resume-run keeps the run's roots; --add-dir cannot widen them", { command: "run" });
+  }
   const store = openWorkspaceStore(io, loaded, workspace, io.env);
   const resumeContext = { workspace, surface: "cli" as const, config: loaded.config, ...(overrides.model !== undefined ? { modelOverride: overrides.model } : {}) };
   const continuation =

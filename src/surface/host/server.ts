@@ -17,7 +17,9 @@ import {
 } from "../../protocol/host.ts";
 import type { ModelMessage } from "../../protocol/messages.ts";
 import type { RunOverrides } from "../../session/run.ts";
-import { prepareRun } from "../../session/run.ts";
+import { knownSecretValues, prepareRun } from "../../session/run.ts";
+import { createRedactor } from "../../security/redact.ts";
+import { createStreamRedactor } from "../../security/stream-redactor.ts";
 import type { CheckpointMeta } from "../../session/recorder.ts";
 import type { Store } from "../../store/store.ts";
 import type { Env } from "../../util/env.ts";
@@ -42,6 +44,9 @@ export type HostOptions = {
   /** Ends the process (one-shot mode), after output is flushed. */
   exit(code: number): void;
 };
+
+/** A session_id that belongs to another surface: answered as an invalid request. */
+class SessionRefused extends Error {}
 
 type Active = {
   request: RunRequest;
@@ -82,11 +87,12 @@ function exitCodeOf(status: FinalStatus | "INVALID" | "PONG" | "ACK", error: Hos
 export function createHost(options: HostOptions) {
   const queues = new Map<string, Promise<void>>();
   const active = new Map<string, Active>(); // request_id → running or queued run
-  const inFlight = new Map<string, { requestId: string; promptSha: string }>(); // session␀key
+  const inFlight = new Map<string, { requestId: string; promptSha: string; state: Active }>(); // session␀key
   let running = 0;
   const waiting: Array<() => void> = [];
   let finished = false;
   let taken = false; // single-request: the first request line has been taken
+  let closing = false; // after SIGINT/SIGTERM: new runs are answered CANCELED, never started
 
   const now = () => Date.now();
   const terminal = (status: FinalStatus | "INVALID" | "PONG" | "ACK", error: HostError | null) => {
@@ -115,21 +121,23 @@ export function createHost(options: HostOptions) {
     return line;
   }
 
-  function forgetRequest(request: RunRequest) {
-    active.delete(request.request_id);
-    inFlight.delete(`${request.session_id}\u0000${request.idempotency_key}`);
+  /** Forgets a request's entries, but only its own: a retry may have taken the same id or key since. */
+  function forgetRequest(request: RunRequest, state: Active) {
+    if (active.get(request.request_id) === state) active.delete(request.request_id);
+    const key = `${request.session_id}\u0000${request.idempotency_key}`;
+    if (inFlight.get(key)?.state === state) inFlight.delete(key);
   }
 
   // The spec's exact shapes: a stopped run reports no text and zero usage.
   function answerTimeout(request: RunRequest, state: Active) {
     state.answered = true;
-    if (!state.running) forgetRequest(request);
+    if (!state.running) forgetRequest(request, state);
     writeFinal(request, "TIMEOUT", TIMEOUT_TEXT, zeroUsage(), { code: "TIMEOUT", message: "request exceeded timeout_ms", retryable: true }, state.started);
     terminal("TIMEOUT", null);
   }
   function answerCanceled(request: RunRequest, state: Active) {
     state.answered = true;
-    if (!state.running) forgetRequest(request);
+    if (!state.running) forgetRequest(request, state);
     writeFinal(request, "CANCELED", "", zeroUsage(), null, state.started);
     terminal("CANCELED", null);
   }
@@ -140,7 +148,7 @@ export function createHost(options: HostOptions) {
     const event = (eventType: string, payload: Record<string, unknown>) => {
       if (stream) options.write({ ...head("event", request.request_id, request.session_id, now()), event_type: eventType, seq: ++seq, payload });
     };
-    const forget = () => forgetRequest(request);
+    const forget = () => forgetRequest(request, state);
     if (state.answered) return forget();
     const release = await slot();
     try {
@@ -148,7 +156,15 @@ export function createHost(options: HostOptions) {
       state.running = true;
       event("REQUEST_ACCEPTED", { timeout_ms: request.timeout_ms ?? DEFAULT_TIMEOUT_MS, metadata: request.metadata ?? {} });
       const store = options.store();
+      const existing = store?.getSession(request.session_id);
+      if (existing && existing.surface !== "host") {
+        // Another surface's conversation is not the host's to continue (it would also become unresumable there).
+        throw new SessionRefused(`session_id ${request.session_id} belongs to a ${existing.surface} session; use another session_id`);
+      }
       const checkpoint = store?.latestCheckpoint({ sessionId: request.session_id });
+      const savedMeta = checkpoint?.meta as unknown as CheckpointMeta | undefined;
+      // A saved alias that is gone from the config falls back to the agent's model rather than failing every later turn.
+      const meta = savedMeta && !options.config.models[savedMeta.model.alias] ? { ...savedMeta, model: { ...savedMeta.model, alias: options.config.agents[options.config.defaultAgent]?.model ?? "default" } } : savedMeta;
       const run = await prepareRun({
         config: options.config,
         env: options.env,
@@ -159,35 +175,59 @@ export function createHost(options: HostOptions) {
         overrides: options.overrides,
         ...(store ? { store } : {}),
         ...(checkpoint
-          ? { continuation: { kind: "session" as const, sessionId: request.session_id, history: checkpoint.history as ModelMessage[], meta: checkpoint.meta as unknown as CheckpointMeta } }
+          ? { continuation: { kind: "session" as const, sessionId: request.session_id, history: checkpoint.history as ModelMessage[], meta: meta! } }
           : { newSessionId: request.session_id }),
       });
       state.cancel = () => run.cancel();
       if (state.canceled || state.timedOut) run.cancel();
       let usage = zeroUsage();
       let failure: HostError | null = null;
+      // Bridges post this text into chat rooms: everything textual is redacted, streamed text at word boundaries.
+      const redactor = createRedactor({ knownSecrets: knownSecretValues(options.config, options.env) });
+      const scrub = (text: string) => redactor.redact(text).text;
+      const streams = { TEXT_DELTA: createStreamRedactor(redactor), REASONING_DELTA: createStreamRedactor(redactor) };
+      const flush = () => {
+        for (const [type, stream] of Object.entries(streams)) {
+          const text = stream.flush();
+          if (text !== "") event(type, { text });
+        }
+      };
       const listener = (runtime: RuntimeEvent) => {
+        if (runtime.type === "usage.updated" || runtime.type === "step.completed" || runtime.type === "tool.requested") flush();
         if (runtime.type === "usage.updated") usage = { prompt_tokens: runtime.usage.inputTokens, completion_tokens: runtime.usage.outputTokens, total_tokens: runtime.usage.totalTokens };
         if (runtime.type === "run.failed") {
           const mapped = (runtime.error.category && PROVIDER_CODES[runtime.error.category]) || { code: "INTERNAL" as const, retryable: false };
-          failure = { code: mapped.code, message: runtime.error.message, retryable: mapped.retryable };
+          failure = { code: mapped.code, message: scrub(runtime.error.message), retryable: mapped.retryable };
         }
         const hostEvent = hostEventFor(runtime);
-        if (hostEvent) event(hostEvent.type, hostEvent.payload);
+        if (!hostEvent) return;
+        if (hostEvent.type === "TEXT_DELTA" || hostEvent.type === "REASONING_DELTA") {
+          const text = streams[hostEvent.type].push(String(hostEvent.payload.text));
+          if (text !== "") event(hostEvent.type, { text });
+        } else {
+          event(hostEvent.type, JSON.parse(scrub(JSON.stringify(hostEvent.payload))) as Record<string, unknown>);
+        }
       };
       const outcome = await run.execute([listener]);
+      flush();
+      if (outcome.persistWarning) options.log(`zero host: ${outcome.persistWarning}\n`);
       event("RUN_FINISHED", {});
       if (state.timedOut) return answerTimeout(request, state);
       if (outcome.status === "cancelled") return answerCanceled(request, state);
       if (outcome.status === "completed") {
-        remember(request, writeFinal(request, "OK", outcome.text, usage, null, state.started));
+        remember(request, writeFinal(request, "OK", scrub(outcome.text), usage, null, state.started));
         return terminal("OK", null);
       }
       const error: HostError = failure ?? { code: "INTERNAL", message: `the run ended: ${outcome.status}`, retryable: false };
-      writeFinal(request, "ERROR", outcome.text, usage, error, state.started);
+      writeFinal(request, "ERROR", scrub(outcome.text), usage, error, state.started);
       terminal("ERROR", error);
     } catch (error) {
       if (state.answered) return;
+      if (error instanceof SessionRefused) {
+        state.answered = true;
+        options.write({ ...head("error", request.request_id, request.session_id, now()), error: { code: "INVALID_REQUEST", message: error.message, retryable: false } });
+        return terminal("INVALID", null);
+      }
       const hostError: HostError = { code: "INTERNAL", message: errorMessage(error), retryable: false };
       writeFinal(request, "ERROR", "", zeroUsage(), hostError, state.started);
       terminal("ERROR", hostError);
@@ -240,8 +280,9 @@ export function createHost(options: HostOptions) {
       options.write({ ...head("ack", request.request_id, request.session_id, now()), status: "ACCEPTED", ...(request.ts_ms !== undefined ? { request_ts_ms: request.ts_ms } : {}) });
     }
     const state: Active = { request, canceled: false, timedOut: false, started: now(), cancel: () => undefined, running: false, answered: false };
+    if (closing) return answerCanceled(request, state);
     active.set(request.request_id, state);
-    inFlight.set(key, { requestId: request.request_id, promptSha });
+    inFlight.set(key, { requestId: request.request_id, promptSha, state });
     const timeout = setSafeTimeout(() => {
       state.timedOut = true;
       if (state.running) state.cancel();
@@ -295,6 +336,7 @@ export function createHost(options: HostOptions) {
     },
     /** Cancels every run (SIGINT/SIGTERM). */
     cancelAll() {
+      closing = true;
       for (const state of active.values()) {
         state.canceled = true;
         if (state.running) state.cancel();
