@@ -138,6 +138,32 @@ describe("runs", () => {
     expect(second.getSession("s-cli")?.status).toBe("interrupted"); // dead-root is its latest root run
   });
 
+  test("a dead process's run that stored run.completed is finished from that event, never offered for resume", () => {
+    const dir = dirs.make();
+    const first = storeIn(dir);
+    first.createSession(sessionRow({ id: "s-cli" }));
+    first.createRun(runRow({ id: "finished-late", sessionId: "s-cli", pid: 111 }));
+    first.appendEvent({ runId: "finished-late", sequence: 1, type: "run.completed", status: "limit", reason: "max_steps", timestamp: "2025-01-01T00:00:09.000Z" });
+    const second = storeIn(dir, { isAlive: () => false });
+    expect(second.getRun("finished-late")).toMatchObject({ status: "limit", reason: "max_steps" });
+    expect(second.listInterruptedRuns({ workspace: W })).toEqual([]);
+    expect(second.claimInterruptedRun("finished-late", process.pid)).toBe(false);
+  });
+
+  test("claimInterruptedRun: exactly one claimer wins an interrupted run", () => {
+    const dir = dirs.make();
+    const first = storeIn(dir);
+    first.createSession(sessionRow({ id: "s-cli" }));
+    first.createRun(runRow({ id: "crashed", sessionId: "s-cli", pid: 111 }));
+    const a = storeIn(dir, { isAlive: () => false });
+    const b = storeIn(dir, { isAlive: () => false });
+    expect(a.getRun("crashed")?.status).toBe("interrupted");
+    expect(a.claimInterruptedRun("crashed", 4242)).toBe(true);
+    expect(b.claimInterruptedRun("crashed", 4343)).toBe(false);
+    expect(b.getRun("crashed")).toMatchObject({ status: "running", pid: 4242 });
+    expect(a.claimInterruptedRun("no-such-run", 4242)).toBe(false);
+  });
+
   test("the default liveness check: our pid is alive, a finished child is not, group pids never are", async () => {
     expect(processIsAlive(process.pid)).toBe(true);
     expect(processIsAlive(1)).toBe(true); // init exists (EPERM for non-root counts as alive)

@@ -801,6 +801,41 @@ describe("sessions and concurrency", () => {
   });
 });
 
+describe("review regressions", () => {
+  test("a session_id that names a `zero run` session is refused as INVALID_REQUEST; that session is left untouched", async () => {
+    fake.script([{ text: "from the cli" }]);
+    const cli = await runZero(["run", "--json", "cli task"], { sandbox });
+    expect(cli.code).toBe(0);
+    const sessionId = jsonLines(cli.stdout)[0]!.sessionId as string;
+    expect(sessionId).toMatch(/^zero_/);
+    const result = await hostOnce([runLine({ request_id: "steal", session_id: sessionId })]);
+    const last = result.lines.at(-1)!;
+    expect(last.error).toMatchObject({ code: "INVALID_REQUEST", retryable: false });
+    expect(JSON.stringify(last)).toContain("belongs to a cli session");
+    expect(modelRequests()).toHaveLength(1); // only the cli run reached the model
+    fake.script([{ text: "still mine" }]);
+    const resumed = await runZero(["run", "--resume", sessionId, "again"], { sandbox });
+    expect(resumed.code).toBe(0);
+    expect(conversation(modelRequests()[1]!)).toEqual(["user: cli task", "assistant: from the cli", "user: again"]);
+  });
+
+  test("a secret in the model's answer never reaches a host line: streamed TEXT deltas and the final text are redacted", async () => {
+    const token = `ghp_${Array.from(crypto.getRandomValues(new Uint8Array(36)), (b) => "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"[b % 62]).join("")}`;
+    // Split mid-token: a per-delta redactor alone would let the pieces through.
+    fake.script([{ text: ["the token is ", token.slice(0, 10), token.slice(10, 25), `${token.slice(25)} keep`, " it safe"] }]);
+    const result = await hostOnce([runLine({ request_id: "leak", stream: true })]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).not.toContain(token);
+    expect(result.stdout).not.toContain(token.slice(8));
+    const streamed = result.lines.filter((l) => l.event_type === "TEXT_DELTA").map((l) => l.payload.text).join("");
+    expect(streamed).toBe("the token is [REDACTED:github-token] keep it safe");
+    const final = result.lines.find((l) => l.type === "final")!;
+    expect(final.status).toBe("OK");
+    expect(final.text).toContain("[REDACTED:github-token]");
+    expect(final.text).toContain("keep it safe");
+  });
+});
+
 describe("--single-request", () => {
   test("ping → one ack PONG, exit 0", async () => {
     const result = await hostOnce([SPEC.pingRequest], ["--single-request"]);

@@ -128,6 +128,16 @@ test("kill -9 mid-run: the run is listed as interrupted and --resume-run continu
   expect((await runZero(["sessions", "--interrupted"], { sandbox })).stdout).not.toContain(started.runId);
 });
 
+test("--resume-run refuses --add-dir (a continued run keeps its roots) with exit 2, before touching the store or the model", async () => {
+  const extra = join(sandbox.root, "extra");
+  mkdirSync(extra);
+  const result = await runZero(["run", "--resume-run", "latest", "--add-dir", extra, "go on"], { sandbox });
+  expect(result.code).toBe(2);
+  expect(result.stderr).toContain("--add-dir cannot widen them");
+  expect(result.stderr).not.toContain("    at ");
+  expect(fake.requests).toHaveLength(0);
+});
+
 test("--resume-run with a passed deadline stops at once", async () => {
   sandbox.writeUserConfig(fakeConfig(fake.url, "chat", { limits: { runTimeoutMs: 1500 } }));
   fake.script([{ toolCalls: [{ name: "read", args: { path: "README.md" } }] }, { kind: "stall" }]);
