@@ -4,10 +4,12 @@
  * and again for every redirect hop, then connects only to one of the returned addresses.
  */
 import { lookup } from "node:dns/promises";
-import { classifyAddress, parseIPv4 } from "./net-address.ts";
+import { classifyAddress, parseIPv4, type AddressVerdict } from "./net-address.ts";
 
 /** Every address a name resolves to (IPv4 and IPv6), as text. */
 export type Resolve = (hostname: string) => Promise<string[]>;
+/** Whether an address may be connected to; classifyAddress unless a test supplies its own. */
+export type Classify = (address: string) => AddressVerdict;
 
 export type UrlCheck = { ok: true; url: URL; hostname: string; literal: boolean } | { ok: false; reason: string };
 export type Destination = { ok: true; url: URL; hostname: string; addresses: string[] } | { ok: false; reason: string };
@@ -22,7 +24,7 @@ export const systemResolve: Resolve = async (hostname) => {
 };
 
 /** The checks that need no DNS: scheme, credentials, local names, and address literals. */
-export function checkUrl(raw: string): UrlCheck {
+export function checkUrl(raw: string, classify: Classify = classifyAddress): UrlCheck {
   let url: URL;
   try {
     url = new URL(raw);
@@ -38,7 +40,7 @@ export function checkUrl(raw: string): UrlCheck {
   if (hostname === "") return { ok: false, reason: "the URL has no host" };
   // URL parsers already turn numeric spellings into dotted quads; parseIPv4 is the second opinion.
   if (bracketed || parseIPv4(hostname) !== undefined) {
-    const verdict = classifyAddress(hostname);
+    const verdict = classify(hostname);
     return verdict.public ? { ok: true, url, hostname, literal: true } : { ok: false, reason: `${verdict.reason}: not a public address` };
   }
   if (LOCAL_NAMES.has(hostname) || LOCAL_SUFFIXES.some((suffix) => hostname.endsWith(suffix))) {
@@ -52,8 +54,8 @@ export function checkUrl(raw: string): UrlCheck {
  * checkUrl plus resolution: refused when ANY address is not public (a name that mixes public and
  * private answers is refused whole, so a later resolution cannot pick the private one).
  */
-export async function checkDestination(raw: string, resolve: Resolve): Promise<Destination> {
-  const checked = checkUrl(raw);
+export async function checkDestination(raw: string, resolve: Resolve, classify: Classify = classifyAddress): Promise<Destination> {
+  const checked = checkUrl(raw, classify);
   if (!checked.ok) return checked;
   if (checked.literal) return { ok: true, url: checked.url, hostname: checked.hostname, addresses: [checked.hostname] };
   let addresses: string[];
@@ -65,7 +67,7 @@ export async function checkDestination(raw: string, resolve: Resolve): Promise<D
   }
   if (addresses.length === 0) return { ok: false, reason: `${checked.hostname} did not resolve` };
   for (const address of addresses) {
-    const verdict = classifyAddress(address);
+    const verdict = classify(address);
     if (!verdict.public) return { ok: false, reason: `${checked.hostname} resolves to ${verdict.reason}: not a public address` };
   }
   return { ok: true, url: checked.url, hostname: checked.hostname, addresses };
