@@ -23,6 +23,8 @@ await build({
   format: "cjs",
   bytecode: true,
   minify: true,
+  // Loaded on the first HTML page only: kept out of the bundle every start has to map.
+  external: ["turndown"],
 });
 await build({
   entrypoints: [resolve(root, "src/index.ts")],

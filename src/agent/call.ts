@@ -169,6 +169,7 @@ export async function admitCall(
         rememberArtifact: (sha256) => guards.knownArtifacts.add(sha256),
         maxAttachmentBytes: input.limits.maxAttachmentBytes,
         redactor: input.services.redactor,
+        ...(input.services.network ? { network: input.services.network } : {}),
       });
       return answer(result.status, modelOutput(input, result), result.output, {
         truncated: result.truncated,

@@ -30,6 +30,7 @@ import type { Env } from "../util/env.ts";
 import { UsageError, errorMessage } from "../util/errors.ts";
 import { setSafeTimeout } from "../util/timers.ts";
 import { createEmitter, type EventListener } from "./emitter.ts";
+import { networkAccessFor } from "./network.ts";
 import { createRunRecorder, titleFrom, type CheckpointMeta } from "./recorder.ts";
 import type { Continuation } from "./resume.ts";
 import { readPromptTexts } from "./prompt-inputs.ts";
@@ -286,7 +287,12 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
         rules: MODE_RULES[permissionMode],
         approvals: createApprovalBroker(request.responder),
         roots,
-        services: { env: request.env, artifacts, redactor: createRedactor({ knownSecrets: knownSecretValues(config, request.env) }) },
+        services: {
+          env: request.env,
+          artifacts,
+          redactor: createRedactor({ knownSecrets: knownSecretValues(config, request.env) }),
+          network: networkAccessFor(request.env),
+        },
         modelCapabilities: model.capabilities,
         limits,
         signal: controller.signal,

@@ -7,6 +7,7 @@ import type { Env } from "../util/env.ts";
 import { errorMessage } from "../util/errors.ts";
 import { setSafeTimeout } from "../util/timers.ts";
 import { sniffMedia } from "./media.ts";
+import type { NetworkAccess } from "./url-fetch.ts";
 
 /** Typed media for the model (an image, a PDF, audio), base64-encoded. */
 export type MediaPart = { type: "file"; mediaType: string; data: string; filename?: string };
@@ -30,6 +31,8 @@ export type ToolContext = {
   maxAttachmentBytes: number;
   /** Scrubs secrets from text; the contract applies it to output, diffs, progress and text artifacts. */
   redactor: Redactor;
+  /** How URL reads reach the network; absent, a tool cannot reach it. */
+  network?: NetworkAccess;
 };
 
 export type ToolOutput = {

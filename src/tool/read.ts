@@ -7,6 +7,7 @@ import { displayPath, resolveInRoots } from "../security/roots.ts";
 import { MAX_ARTIFACT_BYTES, parseArtifactUri } from "../store/artifacts.ts";
 import { defineTool, type ToolContext, type ToolOutput } from "./define.ts";
 import { looksBinary, sniffMedia, type MediaKind } from "./media.ts";
+import { isHttpUrl, isOtherUrl, readUrl } from "./read-url.ts";
 
 const DEFAULT_LINE_LIMIT = 2000;
 const MAX_LINE_CHARS = 2000;
@@ -50,7 +51,7 @@ function countLines(readChunk: ChunkReader, size: number): number {
 
 const input = z
   .object({
-    path: z.string().min(1).describe("Path (relative to the workspace or absolute inside an allowed root) or artifact://<sha256>"),
+    path: z.string().min(1).describe("Path (relative to the workspace or absolute inside an allowed root), artifact://<sha256>, or a public http(s) URL"),
     offset: z.number().int().min(1).optional().describe("First line to read (1-based)"),
     limit: z.number().int().min(1).optional().describe(`Number of lines (default ${DEFAULT_LINE_LIMIT})`),
   })
@@ -242,17 +243,20 @@ async function readArtifact(path: string, offset: number | undefined, limit: num
 export const readTool = defineTool({
   name: "read",
   description:
-    "Read a file (numbered lines; use offset/limit for ranges), an image/PDF/audio file, an artifact://<sha256> reference, or list a directory.",
+    "Read a file (numbered lines; use offset/limit for ranges), an image/PDF/audio file, an artifact://<sha256> reference, a public http(s) URL (HTML as Markdown), or list a directory.",
   input,
   // A direct read of a secret-like file (.env, keys, credentials) is its own operation, so
   // policy can ask first. Judged on the name asked for and on where it really leads.
   classify: ({ path }, { roots }) => {
+    if (isHttpUrl(path)) return { risk: "network", operation: "network" };
     if (path.startsWith("artifact://")) return { risk: "read", operation: "read" };
     const resolved = roots ? resolveInRoots(roots, path, "read") : undefined;
     const secret = isSecretLikePath(path) || (resolved?.ok === true && isSecretLikePath(resolved.value.relative));
     return { risk: "read", operation: secret ? "read-secret" : "read" };
   },
   async execute({ path, offset, limit }, ctx) {
+    if (isHttpUrl(path)) return readUrl(path, ctx);
+    if (isOtherUrl(path)) throw new Error(`${path.slice(0, 200)}: only http and https URLs can be read`);
     if (path.startsWith("artifact://")) return readArtifact(path, offset, limit, ctx);
     const checked = resolveInRoots(ctx.roots, path, "read");
     if (!checked.ok) throw new Error(checked.error);

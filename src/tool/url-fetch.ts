@@ -12,17 +12,21 @@
  */
 import { checkDestination, type Classify, type Resolve } from "../security/net-target.ts";
 
-export type UrlFetchOptions = {
+/** How a run reaches the network: its resolver and, in tests only, its own address rules and CAs. */
+export type NetworkAccess = {
   resolve: Resolve;
   /** Defaults to the real public-address rules; tests pass their own. */
   classify?: Classify;
+  /** Certificates to trust instead of the system's; only tests set it (it is not reachable from config). */
+  trustedCertificates?: string[];
+};
+
+export type UrlFetchOptions = NetworkAccess & {
   maxBytes: number;
   /** For the whole fetch, every hop and the body included. */
   timeoutMs: number;
   maxRedirects: number;
   signal?: AbortSignal;
-  /** Certificates to trust instead of the system's; only tests set it (it is not reachable from config). */
-  trustedCertificates?: string[];
 };
 
 export type UrlFetchResult =

@@ -1,0 +1,46 @@
+import { expect, test } from "bun:test";
+import { createApprovalBroker, type ApprovalAnswer, type ApprovalRequest } from "../policy/approvals.ts";
+import { MODE_RULES, evaluate } from "../policy/rules.ts";
+import { isOtherUrl } from "./read-url.ts";
+import { readTool } from "./read.ts";
+
+const classify = (path: string) => {
+  const prepared = readTool.prepare({ path });
+  if (!prepared.ok) throw new Error(prepared.error);
+  return prepared.classification;
+};
+
+test("a URL read is classified as network access, a local or artifact read is not", () => {
+  expect(classify("https://example.com/a")).toEqual({ risk: "network", operation: "network" });
+  expect(classify("HTTP://example.com/")).toEqual({ risk: "network", operation: "network" });
+  expect(classify("src/main.ts")).toEqual({ risk: "read", operation: "read" });
+  expect(classify(`artifact://${"a".repeat(64)}`)).toEqual({ risk: "read", operation: "read" });
+  expect(isOtherUrl("ftp://example.com/x")).toBe(true);
+  expect(isOtherUrl("file:///etc/passwd")).toBe(true);
+  expect(isOtherUrl("https://example.com")).toBe(false);
+  expect(isOtherUrl("notes/http://x")).toBe(false);
+});
+
+test("policy: URL reads ask in ask and accept-edits, are denied in read-only, allowed in full-access", () => {
+  const call = { tool: "read", ...classify("https://example.com/") };
+  expect(evaluate(MODE_RULES.ask, call, "ask").decision).toBe("ask");
+  expect(evaluate(MODE_RULES["accept-edits"], call, "accept-edits").decision).toBe("ask");
+  expect(evaluate(MODE_RULES["read-only"], call, "read-only").decision).toBe("deny");
+  expect(evaluate(MODE_RULES["full-access"], call, "full-access").decision).toBe("allow");
+});
+
+test("an 'always' given to a local read (of a secret-like file) does not approve a URL read", async () => {
+  const seen: ApprovalRequest[] = [];
+  const answers: ApprovalAnswer[] = ["always", "deny"];
+  const broker = createApprovalBroker(async (request) => {
+    seen.push(request);
+    return answers.shift()!;
+  });
+  const signal = new AbortController().signal;
+  const local = { callId: "c1", tool: "read", ...classify(".env"), reason: "r", input: { path: ".env" } };
+  expect(local.operation).toBe("read-secret");
+  expect((await broker.request(local, signal)).allowed).toBe(true);
+  const url = { callId: "c2", tool: "read", ...classify("https://example.com/"), reason: "r", input: { path: "https://example.com/" } };
+  expect((await broker.request(url, signal)).allowed).toBe(false);
+  expect(seen.map((r) => r.callId)).toEqual(["c1", "c2"]);
+});
