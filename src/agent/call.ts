@@ -170,6 +170,7 @@ export async function admitCall(
         maxAttachmentBytes: input.limits.maxAttachmentBytes,
         redactor: input.services.redactor,
         ...(input.services.network ? { network: input.services.network } : {}),
+        ...(input.services.webSearch ? { webSearch: input.services.webSearch } : {}),
       });
       return answer(result.status, modelOutput(input, result), result.output, {
         truncated: result.truncated,

@@ -8,6 +8,7 @@ import type { Redactor } from "../security/redact.ts";
 import type { Roots } from "../security/roots.ts";
 import type { ArtifactStore } from "../store/artifacts.ts";
 import type { Tool } from "../tool/define.ts";
+import type { WebSearchAccess } from "../tool/search.ts";
 import type { NetworkAccess } from "../tool/url-fetch.ts";
 import type { Env } from "../util/env.ts";
 
@@ -15,7 +16,7 @@ import type { Env } from "../util/env.ts";
 export type LoopLimits = { maxSteps: number; maxToolCalls: number; toolTimeoutMs: number; maxAttachmentBytes: number };
 
 /** What tools may use besides the roots: the environment, the artifact store, the redactor, the network. */
-export type ToolServices = { env: Env; artifacts: ArtifactStore; redactor: Redactor; network?: NetworkAccess };
+export type ToolServices = { env: Env; artifacts: ArtifactStore; redactor: Redactor; network?: NetworkAccess; webSearch?: WebSearchAccess };
 
 export type LoopInput = {
   agent: string;

@@ -30,7 +30,7 @@ import type { Env } from "../util/env.ts";
 import { UsageError, errorMessage } from "../util/errors.ts";
 import { setSafeTimeout } from "../util/timers.ts";
 import { createEmitter, type EventListener } from "./emitter.ts";
-import { networkAccessFor } from "./network.ts";
+import { networkAccessFor, webSearchAccessFor } from "./network.ts";
 import { createRunRecorder, titleFrom, type CheckpointMeta } from "./recorder.ts";
 import type { Continuation } from "./resume.ts";
 import { readPromptTexts } from "./prompt-inputs.ts";
@@ -292,6 +292,7 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
           artifacts,
           redactor: createRedactor({ knownSecrets: knownSecretValues(config, request.env) }),
           network: networkAccessFor(request.env),
+          webSearch: webSearchAccessFor(config.webSearch, request.env),
         },
         modelCapabilities: model.capabilities,
         limits,

@@ -7,6 +7,7 @@ import type { Env } from "../util/env.ts";
 import { errorMessage } from "../util/errors.ts";
 import { setSafeTimeout } from "../util/timers.ts";
 import { sniffMedia } from "./media.ts";
+import type { WebSearchAccess } from "./search.ts";
 import type { NetworkAccess } from "./url-fetch.ts";
 
 /** Typed media for the model (an image, a PDF, audio), base64-encoded. */
@@ -33,6 +34,8 @@ export type ToolContext = {
   redactor: Redactor;
   /** How URL reads reach the network; absent, a tool cannot reach it. */
   network?: NetworkAccess;
+  /** The web search settings, key and endpoint; absent, `search` is unavailable. */
+  webSearch?: WebSearchAccess;
 };
 
 export type ToolOutput = {

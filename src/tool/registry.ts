@@ -2,6 +2,7 @@ import type { Tool } from "./define.ts";
 import { findTool } from "./find.ts";
 import { readTool } from "./read.ts";
 import { runTool } from "./run.ts";
+import { searchTool } from "./search.ts";
 import { writeTool } from "./write.ts";
 
 /** The six capability tools the model may be given. */
@@ -9,5 +10,5 @@ export const CORE_TOOL_NAMES = ["read", "write", "run", "find", "search", "deleg
 
 /** The tools this build provides, by name. */
 export function createToolRegistry(): Map<string, Tool> {
-  return new Map([readTool, writeTool, runTool, findTool].map((tool) => [tool.name, tool]));
+  return new Map([readTool, writeTool, runTool, findTool, searchTool].map((tool) => [tool.name, tool]));
 }

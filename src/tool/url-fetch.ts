@@ -27,6 +27,8 @@ export type UrlFetchOptions = NetworkAccess & {
   timeoutMs: number;
   maxRedirects: number;
   signal?: AbortSignal;
+  /** Extra request headers (an API key for a fixed endpoint); never sent to a redirect target, as redirects are refused then. */
+  headers?: Record<string, string>;
 };
 
 export type UrlFetchResult =
@@ -56,7 +58,7 @@ export async function fetchPublicUrl(raw: string, options: UrlFetchOptions): Pro
     if (!destination.ok) return { ok: false, reason: hop === 0 ? destination.reason : `redirect to ${current} refused: ${destination.reason}`, redirects };
     let response: Response;
     try {
-      response = await pinnedFetch(destination.url, destination.hostname, destination.addresses[0]!, signal, options.trustedCertificates);
+      response = await pinnedFetch(destination.url, destination.hostname, destination.addresses[0]!, signal, options);
     } catch (error) {
       return { ok: false, reason: failureReason(error, signal, options), redirects };
     }
@@ -64,7 +66,9 @@ export async function fetchPublicUrl(raw: string, options: UrlFetchOptions): Pro
       await response.body?.cancel().catch(() => {});
       const location = response.headers.get("location");
       if (location === null) return { ok: false, reason: `HTTP ${response.status} redirect without a Location header`, redirects };
-      if (hop >= options.maxRedirects) return { ok: false, reason: `more than ${options.maxRedirects} redirects`, redirects };
+      // Extra headers carry credentials for one endpoint: they never follow a redirect.
+      const bound = options.headers ? 0 : options.maxRedirects;
+      if (hop >= bound) return { ok: false, reason: bound === 0 ? `HTTP ${response.status} redirect refused (redirects are not followed here)` : `more than ${bound} redirects`, redirects };
       try {
         current = new URL(location, destination.url).href;
       } catch {
@@ -81,12 +85,13 @@ export async function fetchPublicUrl(raw: string, options: UrlFetchOptions): Pro
 }
 
 /** One request to one validated address, never through a proxy, never following redirects. */
-function pinnedFetch(url: URL, hostname: string, address: string, signal: AbortSignal, ca: string[] | undefined): Promise<Response> {
+function pinnedFetch(url: URL, hostname: string, address: string, signal: AbortSignal, options: UrlFetchOptions): Promise<Response> {
   const target = new URL(url.href);
   target.hostname = address.includes(":") ? `[${address}]` : address;
+  const ca = options.trustedCertificates;
   const init = {
     method: "GET",
-    headers: { Host: url.host, "User-Agent": USER_AGENT, Accept: "text/html, text/plain;q=0.9, */*;q=0.5" },
+    headers: { "User-Agent": USER_AGENT, Accept: "text/html, text/plain;q=0.9, */*;q=0.5", ...options.headers, Host: url.host },
     redirect: "manual",
     proxy: false,
     signal,

@@ -33,7 +33,7 @@ test("the runtime runs a tool and sends its result back", async () => {
   expect(result.stderr).toContain("• read README.md");
   expect(fake.requests).toHaveLength(2);
   const [first, second] = fake.requests;
-  expect(first!.body.tools.map((t: any) => t.function.name)).toEqual(["read", "write", "run", "find"]);
+  expect(first!.body.tools.map((t: any) => t.function.name)).toEqual(["read", "write", "run", "find", "search"]);
   const results = toolMessages(second!.body);
   expect(results).toHaveLength(1);
   expect(results[0]!.tool_call_id).toBe("call_readme");
