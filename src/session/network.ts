@@ -35,9 +35,14 @@ function testNetwork(env: Env): z.infer<typeof testNetworkSchema> | undefined {
   }
 }
 
-/** The search settings with the key looked up by name; the endpoint is Brave's own outside tests. */
+const BRAVE_KEY_VARIABLE = "BRAVE_SEARCH_API_KEY";
+
+/**
+ * The search settings with the key looked up by name (webSearch.apiKeyEnv, then the canonical
+ * variable, as for model keys); the endpoint is Brave's own outside tests.
+ */
 export function webSearchAccessFor(settings: WebSearchSettings, env: Env): WebSearchAccess {
-  const apiKey = env[settings.apiKeyEnv];
+  const apiKey = env[settings.apiKeyEnv] || env[BRAVE_KEY_VARIABLE];
   return {
     ...settings,
     endpoint: testNetwork(env)?.braveEndpoint ?? BRAVE_WEB_SEARCH_ENDPOINT,

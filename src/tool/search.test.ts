@@ -95,7 +95,7 @@ describe("search", () => {
   test("missing key: a clear tool error naming the variable, no request", async () => {
     const result = await runSearch({ query: "x" }, context({ apiKey: undefined, apiKeyEnv: "MY_BRAVE_KEY" }));
     expect(result.status).toBe("failed");
-    expect(result.output).toContain("web search needs a Brave Search API key: set MY_BRAVE_KEY");
+    expect(result.output).toContain("web search is not configured: set MY_BRAVE_KEY");
     expect(requests).toHaveLength(0);
   });
 

@@ -124,7 +124,7 @@ export const searchTool = defineTool({
     const access = ctx.webSearch;
     if (!access || !ctx.network) throw new Error("web search is not available in this context");
     if (!access.apiKey) {
-      throw new Error(`web search needs a Brave Search API key: set ${access.apiKeyEnv} in zero's environment (the variable name comes from webSearch.apiKeyEnv)`);
+      throw new Error(`web search is not configured: set ${access.apiKeyEnv} to a Brave Search API key in zero's environment (webSearch.apiKeyEnv names the variable)`);
     }
     const wanted = count ?? access.count ?? DEFAULT_COUNT;
     ctx.progress(`searching the web for ${JSON.stringify(query)}`);

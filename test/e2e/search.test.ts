@@ -67,6 +67,13 @@ test("search returns sanitized title/URL/snippet records; the key reaches only t
     expect(answer).not.toContain("\u202e");
     if (json) expect(jsonLines(result.stdout).find((e) => e.type === "tool.completed")).toMatchObject({ tool: "search", status: "completed" });
   }
+  // Nor in zero's state: the SQLite store (database and WAL), artifacts, anything on disk.
+  let scanned = 0;
+  for (const file of new Bun.Glob("**/*").scanSync({ cwd: sandbox.root, absolute: true, dot: true })) {
+    scanned += 1;
+    expect(Buffer.from(await Bun.file(file).arrayBuffer()).includes(KEY)).toBe(false);
+  }
+  expect(scanned).toBeGreaterThan(2);
   expect(seen).toEqual([
     { query: "bun sqlite wal", token: KEY },
     { query: "bun sqlite wal", token: KEY },
@@ -77,8 +84,27 @@ test("without a key the model gets a clear tool error and the run goes on", asyn
   fake.script([{ toolCalls: [{ name: "search", args: { query: "x" } }] }, { text: "no search then" }]);
   const result = await runZero(["run", "-y", "x"], { sandbox, env: seam() });
   expect(result.code).toBe(0);
-  expect(toolAnswer(1)).toContain("web search needs a Brave Search API key: set BRAVE_SEARCH_API_KEY");
+  expect(toolAnswer(1)).toContain("web search is not configured: set BRAVE_SEARCH_API_KEY");
   expect(result.stdout).toContain("no search then");
+  expect(seen).toHaveLength(0);
+});
+
+test("webSearch.apiKeyEnv names the variable: the service sees that variable's value", async () => {
+  sandbox.writeUserConfig(fakeConfig(fake.url, "chat", { webSearch: { apiKeyEnv: "MY_BRAVE" } }));
+  fake.script([{ toolCalls: [{ name: "search", args: { query: "q" } }] }, { text: "ok" }]);
+  const result = await runZero(["run", "-y", "x"], { sandbox, env: { ...seam(), MY_BRAVE: `${KEY}-mine`, BRAVE_SEARCH_API_KEY: KEY } });
+  expect(result.code).toBe(0);
+  expect(seen).toEqual([{ query: "q", token: `${KEY}-mine` }]);
+  expect(toolAnswer(1)).not.toContain(KEY);
+});
+
+test("read-only mode denies search outright: no request to the service", async () => {
+  fake.script([{ toolCalls: [{ name: "search", args: { query: "x" } }] }, { text: "ok" }]);
+  const result = await runZero(["run", "--permission-mode", "read-only", "--json", "x"], { sandbox, env: { ...seam(), BRAVE_SEARCH_API_KEY: KEY } });
+  expect(result.code).toBe(0);
+  const events = jsonLines(result.stdout);
+  expect(events.find((e) => e.type === "tool.completed")!.status).toBe("denied");
+  expect(events.some((e) => e.type === "permission.requested")).toBe(false);
   expect(seen).toHaveLength(0);
 });
 
