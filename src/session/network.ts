@@ -43,8 +43,9 @@ const BRAVE_KEY_VARIABLE = "BRAVE_SEARCH_API_KEY";
  */
 export function webSearchAccessFor(settings: WebSearchSettings, env: Env): WebSearchAccess {
   const apiKey = env[settings.apiKeyEnv] || env[BRAVE_KEY_VARIABLE];
+  const { provider: _brave, ...rest } = settings;
   return {
-    ...settings,
+    ...rest,
     endpoint: testNetwork(env)?.braveEndpoint ?? BRAVE_WEB_SEARCH_ENDPOINT,
     ...(apiKey ? { apiKey } : {}),
   };

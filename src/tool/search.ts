@@ -6,6 +6,7 @@
  * never travels anywhere else), a size and time bound, and the key is never part of any output.
  */
 import { z } from "zod";
+import type { WebSearchSettings } from "../config/effective.ts";
 import { defineTool, type ToolContext } from "./define.ts";
 import { fetchPublicUrl } from "./url-fetch.ts";
 
@@ -17,17 +18,8 @@ const MAX_TITLE_CHARS = 200;
 const MAX_SNIPPET_CHARS = 600;
 const MAX_URL_CHARS = 2000;
 
-/** What a run's search may use: the settings, the key (when set) and the endpoint. */
-export type WebSearchAccess = {
-  endpoint: string;
-  apiKey?: string;
-  apiKeyEnv: string;
-  safeSearch: "off" | "moderate" | "strict";
-  country?: string;
-  searchLang?: string;
-  uiLang?: string;
-  count?: number;
-};
+/** What a run's search may use: the webSearch settings, the key (when set) and the endpoint. */
+export type WebSearchAccess = Omit<WebSearchSettings, "provider"> & { endpoint: string; apiKey?: string };
 
 const input = z
   .object({
