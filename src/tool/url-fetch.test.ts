@@ -18,12 +18,15 @@ const tls = (name: string) => ({
   key: readFileSync(join(import.meta.dir, "testdata/tls", `${name}.key`), "utf8"),
 });
 
-const classify: Classify = (address) => (address === "127.0.0.1" ? { public: true } : classifyAddress(address));
+// 127.0.0.3 passes too, with nothing listening there: a dead first address for the fallback test.
+const classify: Classify = (address) => (address === "127.0.0.1" || address === "127.0.0.3" ? { public: true } : classifyAddress(address));
 const answers: Record<string, string[]> = {
   "public.test": ["127.0.0.1"],
   "other.test": ["127.0.0.1"],
   "mixed.test": ["127.0.0.1", "10.0.0.5"],
   "meta.test": ["169.254.169.254"],
+  "fallback.test": ["127.0.0.3", "127.0.0.1"],
+  "dead.test": ["127.0.0.3"],
 };
 const resolve: Resolve = async (host) => {
   const found = answers[host];
@@ -116,6 +119,13 @@ describe("fetching", () => {
   test("more redirects than the bound, or a redirect without Location, is an error", async () => {
     expect(await fetchPublicUrl(`${base()}/loop`, options({ maxRedirects: 3 }))).toMatchObject({ ok: false, reason: "more than 3 redirects" });
     expect(await fetchPublicUrl(`${base()}/no-location`, options())).toMatchObject({ ok: false, reason: "HTTP 302 redirect without a Location header" });
+  });
+
+  test("when the first validated address refuses the connection, the next one is tried; none left is an error", async () => {
+    const result = await fetchPublicUrl(`http://fallback.test:${web.port}/page`, options());
+    expect(result.ok && result.status).toBe(200);
+    const dead = await fetchPublicUrl(`http://dead.test:${web.port}/page`, options());
+    expect(dead.ok).toBe(false);
   });
 
   test("a 404 is an answer, not a failure (the reader reports the status)", async () => {

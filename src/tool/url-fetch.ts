@@ -56,12 +56,9 @@ export async function fetchPublicUrl(raw: string, options: UrlFetchOptions): Pro
   for (let hop = 0; ; hop += 1) {
     const destination = await checkDestination(current, options.resolve, options.classify);
     if (!destination.ok) return { ok: false, reason: hop === 0 ? destination.reason : `redirect to ${current} refused: ${destination.reason}`, redirects };
-    let response: Response;
-    try {
-      response = await pinnedFetch(destination.url, destination.hostname, destination.addresses[0]!, signal, options);
-    } catch (error) {
-      return { ok: false, reason: failureReason(error, signal, options), redirects };
-    }
+    const connected = await connectAny(destination.url, destination.hostname, destination.addresses, signal, options);
+    if ("failure" in connected) return { ok: false, reason: connected.failure, redirects };
+    const response = connected.response;
     if (REDIRECT_STATUSES.has(response.status)) {
       await response.body?.cancel().catch(() => {});
       const location = response.headers.get("location");
@@ -82,6 +79,20 @@ export async function fetchPublicUrl(raw: string, options: UrlFetchOptions): Pro
     if (body.aborted) return { ok: false, reason: "canceled", redirects };
     return { ok: true, url: destination.url.href, status: response.status, contentType, body: body.bytes, redirects, ...(body.truncated ? { truncated: body.truncated } : {}) };
   }
+}
+
+/** Tries the validated addresses in resolver order until one connects (all of them passed the check). */
+async function connectAny(url: URL, hostname: string, addresses: string[], signal: AbortSignal, options: UrlFetchOptions): Promise<{ response: Response } | { failure: string }> {
+  let failure = "no address to connect to";
+  for (const address of addresses) {
+    try {
+      return { response: await pinnedFetch(url, hostname, address, signal, options) };
+    } catch (error) {
+      failure = failureReason(error, signal, options);
+      if (signal.aborted) break;
+    }
+  }
+  return { failure };
 }
 
 /** One request to one validated address, never through a proxy, never following redirects. */
