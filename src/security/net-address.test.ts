@@ -196,6 +196,8 @@ describe("URLs", () => {
     ["https://user@example.com/", "credentials"],
     ["http://localhost:8080/", "local name"],
     ["http://LOCALHOST./", "local name"],
+    ["http://localhost../", "local name"],
+    ["http://printer.local../", "local name"],
     ["http://api.localhost/", "local name"],
     ["http://printer.local/", "local name"],
     ["http://metadata.google.internal/computeMetadata/v1/", "local name"],

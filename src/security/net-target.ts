@@ -23,6 +23,17 @@ export const systemResolve: Resolve = async (hostname) => {
   return answers.map((answer) => answer.address);
 };
 
+/** A lookup cannot be aborted (getaddrinfo): stop waiting for it when the signal fires. */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const stop = () => reject(signal.reason);
+    signal.addEventListener("abort", stop, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", stop));
+  });
+}
+
 /** The checks that need no DNS: scheme, credentials, local names, and address literals. */
 export function checkUrl(raw: string, classify: Classify = classifyAddress): UrlCheck {
   let url: URL;
@@ -36,7 +47,7 @@ export function checkUrl(raw: string, classify: Classify = classifyAddress): Url
   }
   if (url.username !== "" || url.password !== "") return { ok: false, reason: "URLs with credentials (user:password@) are refused" };
   const bracketed = url.hostname.startsWith("[");
-  const hostname = (bracketed ? url.hostname.slice(1, -1) : url.hostname).replace(/\.$/, "");
+  const hostname = (bracketed ? url.hostname.slice(1, -1) : url.hostname).replace(/\.+$/, "");
   if (hostname === "") return { ok: false, reason: "the URL has no host" };
   // URL parsers already turn numeric spellings into dotted quads; parseIPv4 is the second opinion.
   if (bracketed || parseIPv4(hostname) !== undefined) {
@@ -54,14 +65,15 @@ export function checkUrl(raw: string, classify: Classify = classifyAddress): Url
  * checkUrl plus resolution: refused when ANY address is not public (a name that mixes public and
  * private answers is refused whole, so a later resolution cannot pick the private one).
  */
-export async function checkDestination(raw: string, resolve: Resolve, classify: Classify = classifyAddress): Promise<Destination> {
+export async function checkDestination(raw: string, resolve: Resolve, classify: Classify = classifyAddress, signal?: AbortSignal): Promise<Destination> {
   const checked = checkUrl(raw, classify);
   if (!checked.ok) return checked;
   if (checked.literal) return { ok: true, url: checked.url, hostname: checked.hostname, addresses: [checked.hostname] };
   let addresses: string[];
   try {
-    addresses = await resolve(checked.hostname);
+    addresses = await untilAborted(resolve(checked.hostname), signal);
   } catch (error) {
+    if (signal?.aborted) throw error;
     const code = (error as { code?: unknown } | null)?.code;
     return { ok: false, reason: `${checked.hostname} did not resolve${typeof code === "string" ? ` (${code})` : ""}` };
   }

@@ -14,7 +14,7 @@ import { systemResolve, type Resolve } from "../security/net-target.ts";
 import type { WebSearchSettings } from "../config/effective.ts";
 import { BRAVE_WEB_SEARCH_ENDPOINT, type WebSearchAccess } from "../tool/search.ts";
 import type { NetworkAccess } from "../tool/url-fetch.ts";
-import { zeroEnv, type Env } from "../util/env.ts";
+import type { Env } from "../util/env.ts";
 
 const testNetworkSchema = z
   .object({
@@ -26,8 +26,9 @@ const testNetworkSchema = z
   .strict();
 
 function testNetwork(env: Env): z.infer<typeof testNetworkSchema> | undefined {
-  const raw = zeroEnv(env, "TEST_NETWORK");
-  if (zeroEnv(env, "TEST_MODE") !== "1" || raw === undefined) return undefined;
+  // Only the exact ZERO_CLI_ names (no deprecated DEVOUT_ fallback): the seam is for our tests alone.
+  const raw = env.ZERO_CLI_TEST_NETWORK;
+  if (env.ZERO_CLI_TEST_MODE !== "1" || raw === undefined || raw === "") return undefined;
   try {
     return testNetworkSchema.parse(JSON.parse(raw));
   } catch (error) {

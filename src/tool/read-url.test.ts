@@ -1,7 +1,8 @@
 import { expect, test } from "bun:test";
 import { createApprovalBroker, type ApprovalAnswer, type ApprovalRequest } from "../policy/approvals.ts";
 import { MODE_RULES, evaluate } from "../policy/rules.ts";
-import { isOtherUrl } from "./read-url.ts";
+import { isOtherUrl, nestingDepth, stripTags } from "./read-url.ts";
+import { fetchBudget } from "./url-fetch.ts";
 import { readTool } from "./read.ts";
 
 const classify = (path: string) => {
@@ -43,4 +44,33 @@ test("an 'always' given to a local read (of a secret-like file) does not approve
   const url = { callId: "c2", tool: "read", ...classify("https://example.com/"), reason: "r", input: { path: "https://example.com/" } };
   expect((await broker.request(url, signal)).allowed).toBe(false);
   expect(seen.map((r) => r.callId)).toEqual(["c1", "c2"]);
+});
+
+test("hostile pages cost linear time: deep nesting, '<' floods and endless titles never reach the DOM converter", () => {
+  const pages = [
+    "<html><body>" + "<div>".repeat(100_000) + "deep",
+    "<".repeat(2_000_000) + ">",
+    "<title".repeat(500_000),
+    `<div class="${"x".repeat(3000)}">`.repeat(1500),
+  ];
+  for (const page of pages) {
+    const started = performance.now();
+    nestingDepth(page);
+    stripTags(page);
+    expect(performance.now() - started).toBeLessThan(1_000);
+  }
+  expect(nestingDepth("<div><div><p>x<br><img src=a/><span>y</span></div></div>")).toBe(3);
+  expect(nestingDepth("<div>".repeat(100_000))).toBe(100_000);
+});
+
+test("the fallback text keeps words and line breaks, drops scripts, styles and the head", () => {
+  expect(stripTags("<html><head><title>T</title><style>b{}</style></head><body><h1>Hi</h1><script>evil()</script><p>a <b>b</b></p><div>c</div>tail")).toBe(
+    "Hi\n\na b\n\nc\ntail",
+  );
+});
+
+test("the fetch budget stays under the tool's own timeout so a slow page keeps what arrived", () => {
+  expect(fetchBudget(120_000, 30_000)).toBe(30_000);
+  expect(fetchBudget(10_000, 30_000)).toBe(8_000);
+  expect(fetchBudget(1_000, 30_000)).toBe(500);
 });

@@ -59,6 +59,7 @@ describe("plainText", () => {
     expect(plainText("<b>Bun</b> &amp; <i>Node</i>", 100)).toBe("Bun & Node");
     expect(plainText("&lt;script&gt;alert(1)&lt;/script&gt;x", 100)).toBe("alert(1)x");
     expect(plainText("a\u001b[31mred\u0007\u202eevil\u0085b", 100)).toBe("a [31mred evil b");
+    expect(plainText("hid\u200bden\u2060 \u{E0041}\u{E0042}tags\ufeff", 100)).toBe("hid den tags");
     expect(plainText("&#65;&#x42;&#0;&bogus;", 100)).toBe("AB&bogus;");
     expect(plainText("x".repeat(50), 10)).toBe(`${"x".repeat(9)}…`);
     expect(plainText(42, 10)).toBe("");

@@ -8,7 +8,7 @@
 import { z } from "zod";
 import type { WebSearchSettings } from "../config/effective.ts";
 import { defineTool, type ToolContext } from "./define.ts";
-import { fetchPublicUrl } from "./url-fetch.ts";
+import { fetchBudget, fetchPublicUrl } from "./url-fetch.ts";
 
 export const BRAVE_WEB_SEARCH_ENDPOINT = "https://api.search.brave.com/res/v1/web/search";
 const MAX_RESPONSE_BYTES = 1024 * 1024;
@@ -52,8 +52,8 @@ export function plainText(value: unknown, max: number): string {
       return ENTITIES[name.toLowerCase()] ?? whole;
     })
     .replace(/<[^>]*>/g, "") // markup that was entity-encoded
-    // eslint-disable-next-line no-control-regex
-    .replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, " ")
+    // Controls and invisible format characters (bidi overrides, zero-width and tag characters can hide text from a reader).
+    .replace(/[\p{Cc}\p{Cf}]/gu, " ")
     .replace(/\s+/g, " ")
     .trim();
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
@@ -81,7 +81,7 @@ async function search(query: string, count: number, access: WebSearchAccess, ctx
   const fetched = await fetchPublicUrl(url.href, {
     ...ctx.network!,
     maxBytes: MAX_RESPONSE_BYTES,
-    timeoutMs: Math.min(ctx.timeoutMs, MAX_SEARCH_MS),
+    timeoutMs: fetchBudget(ctx.timeoutMs, MAX_SEARCH_MS),
     maxRedirects: 0,
     signal: ctx.signal,
     headers: { Accept: "application/json", "X-Subscription-Token": access.apiKey! },

@@ -201,7 +201,49 @@ describe("TLS on a pinned connection", () => {
   });
 });
 
+describe("TLS names and downgrades", () => {
+  test("a trusted certificate for another name is refused for the name asked (hostname verification, not just the chain)", async () => {
+    const publicCert = tls("public.test");
+    const onlyPublic = Bun.serve({ hostname: "127.0.0.1", port: 0, tls: publicCert, fetch: () => new Response("secure") });
+    try {
+      const trusted = [publicCert.cert, tls("other.test").cert];
+      const wrongName = await fetchPublicUrl(`https://other.test:${onlyPublic.port}/`, options({ trustedCertificates: trusted }));
+      expect(wrongName.ok ? "fetched" : wrongName.reason).toContain("ALTNAME");
+      expect((await fetchPublicUrl(`https://public.test:${onlyPublic.port}/`, options({ trustedCertificates: trusted }))).ok).toBe(true);
+    } finally {
+      onlyPublic.stop(true);
+    }
+  });
+
+  test("a redirect from https to plain http is refused", async () => {
+    const publicCert = tls("public.test");
+    const secure = Bun.serve({ hostname: "127.0.0.1", port: 0, tls: publicCert, fetch: () => new Response(null, { status: 302, headers: { Location: `${base()}/page` } }) });
+    seenHosts = [];
+    try {
+      const result = await fetchPublicUrl(`https://public.test:${secure.port}/`, options({ trustedCertificates: [publicCert.cert] }));
+      expect(result.ok ? "fetched" : result.reason).toContain("redirect from https to plain http");
+      expect(seenHosts).toEqual([]);
+    } finally {
+      secure.stop(true);
+    }
+  });
+});
+
 describe("bounds", () => {
+  test("a resolver that never answers is bounded by the time limit and by cancellation", async () => {
+    const hanging: Resolve = () => new Promise(() => {});
+    let started = performance.now();
+    const timedOut = await fetchPublicUrl("http://slow-dns.test/", options({ resolve: hanging, timeoutMs: 300 }));
+    expect(timedOut).toEqual({ ok: false, reason: "no answer within 300 ms", redirects: [] });
+    expect(performance.now() - started).toBeLessThan(1_500);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 100);
+    started = performance.now();
+    const canceled = await fetchPublicUrl("http://slow-dns.test/", options({ resolve: hanging, signal: controller.signal }));
+    expect(canceled).toEqual({ ok: false, reason: "canceled", redirects: [] });
+    expect(performance.now() - started).toBeLessThan(1_500);
+  });
+
   test("an oversized body is cut at maxBytes and marked; a body of exactly maxBytes is whole", async () => {
     const big = await fetchPublicUrl(`${base()}/big`, options({ maxBytes: 1000 }));
     expect(big).toMatchObject({ ok: true, truncated: "size" });

@@ -45,6 +45,11 @@ export type UrlFetchResult =
     }
   | { ok: false; reason: string; redirects: string[] };
 
+/** Under the tool's own timeout, so a slow page is cut (keeping what arrived) before the call is stopped. */
+export function fetchBudget(toolTimeoutMs: number, cap: number): number {
+  return Math.min(cap, Math.max(Math.floor(toolTimeoutMs / 2), toolTimeoutMs - 2_000));
+}
+
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const USER_AGENT = "zero-cli (+https://github.com/zero-cli) url-read";
 
@@ -54,7 +59,12 @@ export async function fetchPublicUrl(raw: string, options: UrlFetchOptions): Pro
   const redirects: string[] = [];
   let current = raw;
   for (let hop = 0; ; hop += 1) {
-    const destination = await checkDestination(current, options.resolve, options.classify);
+    let destination: Awaited<ReturnType<typeof checkDestination>>;
+    try {
+      destination = await checkDestination(current, options.resolve, options.classify, signal);
+    } catch (error) {
+      return { ok: false, reason: failureReason(error, signal, options), redirects };
+    }
     if (!destination.ok) return { ok: false, reason: hop === 0 ? destination.reason : `redirect to ${current} refused: ${destination.reason}`, redirects };
     const connected = await connectAny(destination.url, destination.hostname, destination.addresses, signal, options);
     if ("failure" in connected) return { ok: false, reason: connected.failure, redirects };
@@ -66,11 +76,16 @@ export async function fetchPublicUrl(raw: string, options: UrlFetchOptions): Pro
       // Extra headers carry credentials for one endpoint: they never follow a redirect.
       const bound = options.headers ? 0 : options.maxRedirects;
       if (hop >= bound) return { ok: false, reason: bound === 0 ? `HTTP ${response.status} redirect refused (redirects are not followed here)` : `more than ${bound} redirects`, redirects };
+      let next: URL;
       try {
-        current = new URL(location, destination.url).href;
+        next = new URL(location, destination.url);
       } catch {
         return { ok: false, reason: `HTTP ${response.status} redirect to an invalid URL`, redirects };
       }
+      if (destination.url.protocol === "https:" && next.protocol === "http:") {
+        return { ok: false, reason: `redirect from https to plain http (${next.host}) refused`, redirects };
+      }
+      current = next.href;
       redirects.push(current);
       continue;
     }

@@ -128,17 +128,19 @@ test("a URL read is network access: denied headless in ask mode while a local re
   expect(webHits).toBe(0);
 });
 
-test("without ZERO_CLI_TEST_MODE=1 the seam is ignored: the stand-in's name does not resolve and its address is loopback", async () => {
-  fake.script([
-    { toolCalls: [{ name: "read", args: { path: `${site()}/page` } }] },
-    { toolCalls: [{ name: "read", args: { path: `http://127.0.0.1:${web.port}/page` } }] },
-    { text: "ok" },
-  ]);
+test("without ZERO_CLI_TEST_MODE=1 the seam is ignored: the stand-in's address is refused as loopback", async () => {
+  // A literal address only: a name would make the real resolver ask the network.
+  fake.script([{ toolCalls: [{ name: "read", args: { path: `http://127.0.0.1:${web.port}/page` } }] }, { text: "ok" }]);
   const result = await runZero(["run", "-y", "x"], { sandbox, env: { ZERO_CLI_TEST_NETWORK: testNetwork(), ZERO_CLI_TEST_MODE: "yes" } });
   expect(result.code).toBe(0);
-  expect(toolAnswer(1)).toContain("public.test did not resolve");
-  expect(toolAnswer(2)).toContain("127.0.0.1 is loopback");
+  expect(toolAnswer(1)).toContain("127.0.0.1 is loopback");
   expect(webHits).toBe(0);
+  fake.reset();
+  fake.script([{ toolCalls: [{ name: "read", args: { path: `http://127.0.0.1:${web.port}/page` } }] }, { text: "ok" }]);
+  const enabled = await runZero(["run", "-y", "x"], { sandbox, env: seam() });
+  expect(enabled.code).toBe(0);
+  expect(toolAnswer(1)).toContain("# Version 2"); // the same call with the seam on reaches the stand-in
+  expect(webHits).toBe(1);
 });
 
 test("other schemes are refused with a clear error, not read as file names", async () => {
