@@ -1,9 +1,10 @@
-import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { outputEventSchema } from "../../src/protocol/stream-json.ts";
-import { startFakeProvider, type FakeProvider, type FakeTurn } from "../support/fake-provider.ts";
-import { fakeConfig, makeSandbox, runZero, type Sandbox } from "../support/cli.ts";
+import type { FakeProvider, FakeTurn } from "../support/fake-provider.ts";
+import { useFakeProviderAndSandbox } from "../support/e2e-hooks.ts";
+import { runZero, type Sandbox } from "../support/cli.ts";
 
 // Golden transcripts of `zero exec --output-format stream-json` through the fake provider,
 // one per example of the protocol. Ids and paths are normalized; everything else must match
@@ -12,18 +13,7 @@ import { fakeConfig, makeSandbox, runZero, type Sandbox } from "../support/cli.t
 let fake: FakeProvider;
 let sandbox: Sandbox;
 
-beforeAll(async () => {
-  fake = await startFakeProvider();
-});
-afterAll(async () => {
-  await fake.close();
-});
-beforeEach(() => {
-  fake.reset();
-  sandbox = makeSandbox();
-  sandbox.writeUserConfig(fakeConfig(fake.url));
-});
-afterEach(() => sandbox.cleanup());
+useFakeProviderAndSandbox({ fake: (f) => (fake = f), sandbox: (s) => (sandbox = s) }, { userConfig: true });
 
 function normalize(stdout: string): string {
   return stdout

@@ -1,10 +1,11 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { RUN_ID_PATTERN, SESSION_ID_PATTERN } from "../../src/protocol/ids.ts";
 import { outputEventSchema } from "../../src/protocol/stream-json.ts";
-import { startFakeProvider, type FakeProvider } from "../support/fake-provider.ts";
-import { ZERO_BIN, fakeConfig, makeSandbox, runZero, spawnZero, type Sandbox, type ZeroOptions, type ZeroResult } from "../support/cli.ts";
+import type { FakeProvider } from "../support/fake-provider.ts";
+import { useFakeProviderAndSandbox } from "../support/e2e-hooks.ts";
+import { ZERO_BIN, fakeConfig, runZero, spawnZero, type Sandbox, type ZeroOptions, type ZeroResult } from "../support/cli.ts";
 
 /**
  * `zero exec`, whole program against the fake provider: the acceptance signals of
@@ -14,18 +15,7 @@ import { ZERO_BIN, fakeConfig, makeSandbox, runZero, spawnZero, type Sandbox, ty
 let fake: FakeProvider;
 let sandbox: Sandbox;
 
-beforeAll(async () => {
-  fake = await startFakeProvider();
-});
-afterAll(async () => {
-  await fake.close();
-});
-beforeEach(() => {
-  fake.reset();
-  sandbox = makeSandbox();
-  sandbox.writeUserConfig(fakeConfig(fake.url));
-});
-afterEach(() => sandbox.cleanup());
+useFakeProviderAndSandbox({ fake: (f) => (fake = f), sandbox: (s) => (sandbox = s) }, { userConfig: true });
 
 type Line = Record<string, any>;
 

@@ -1,22 +1,12 @@
-import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { startFakeProvider, type FakeProvider } from "../support/fake-provider.ts";
-import { ZERO_BIN, fakeConfig, jsonLines, makeSandbox, runZero, spawnZero, type Sandbox } from "../support/cli.ts";
+import { useFakeProviderAndSandbox } from "../support/e2e-hooks.ts";
+import { ZERO_BIN, fakeConfig, jsonLines, runZero, spawnZero, type Sandbox } from "../support/cli.ts";
 
 let fake: FakeProvider;
 let sandbox: Sandbox;
 
-beforeAll(async () => {
-  fake = await startFakeProvider();
-});
-afterAll(async () => {
-  await fake.close();
-});
-beforeEach(() => {
-  fake.reset();
-  sandbox = makeSandbox();
-  sandbox.writeUserConfig(fakeConfig(fake.url));
-});
-afterEach(() => sandbox.cleanup());
+useFakeProviderAndSandbox({ fake: (f) => (fake = f), sandbox: (s) => (sandbox = s) }, { userConfig: true });
 
 test("401 is an authentication failure: exit 3, no retry, no stack", async () => {
   fake.script([{ kind: "error", status: 401, message: "invalid api key" }]);

@@ -1,24 +1,14 @@
-import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { runtimeEventSchema } from "../../src/protocol/events.ts";
 import { RUN_ID_PATTERN, SESSION_ID_PATTERN } from "../../src/protocol/ids.ts";
-import { startFakeProvider, type FakeProvider } from "../support/fake-provider.ts";
-import { fakeConfig, jsonLines, makeSandbox, runZero, type Sandbox } from "../support/cli.ts";
+import type { FakeProvider } from "../support/fake-provider.ts";
+import { useFakeProviderAndSandbox } from "../support/e2e-hooks.ts";
+import { jsonLines, runZero, type Sandbox } from "../support/cli.ts";
 
 let fake: FakeProvider;
 let sandbox: Sandbox;
 
-beforeAll(async () => {
-  fake = await startFakeProvider();
-});
-afterAll(async () => {
-  await fake.close();
-});
-beforeEach(() => {
-  fake.reset();
-  sandbox = makeSandbox();
-  sandbox.writeUserConfig(fakeConfig(fake.url));
-});
-afterEach(() => sandbox.cleanup());
+useFakeProviderAndSandbox({ fake: (f) => (fake = f), sandbox: (s) => (sandbox = s) }, { userConfig: true });
 
 test("--json writes every runtime event as one valid JSON line, in order", async () => {
   fake.script([

@@ -1,21 +1,12 @@
-import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from "bun:test";
-import { startFakeProvider, type FakeProvider } from "../support/fake-provider.ts";
+import { expect, test } from "bun:test";
+import type { FakeProvider } from "../support/fake-provider.ts";
+import { useFakeProviderAndSandbox } from "../support/e2e-hooks.ts";
 import { fakeConfig, makeSandbox, runZero, type Sandbox } from "../support/cli.ts";
 
 let fake: FakeProvider;
 let sandbox: Sandbox;
 
-beforeAll(async () => {
-  fake = await startFakeProvider();
-});
-afterAll(async () => {
-  await fake.close();
-});
-beforeEach(() => {
-  fake.reset();
-  sandbox = makeSandbox();
-});
-afterEach(() => sandbox.cleanup());
+useFakeProviderAndSandbox({ fake: (f) => (fake = f), sandbox: (s) => (sandbox = s) }, { userConfig: false });
 
 function withModel(model: Record<string, unknown>, extra: Record<string, unknown> = {}) {
   return fakeConfig(fake.url, "chat", { models: { fake: model }, ...extra });

@@ -1,21 +1,12 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { startFakeProvider, type FakeProvider } from "../support/fake-provider.ts";
-import { ZERO_BIN, fakeConfig, makeSandbox, runZero, type Protocol, type Sandbox } from "../support/cli.ts";
+import { describe, expect, test } from "bun:test";
+import type { FakeProvider } from "../support/fake-provider.ts";
+import { useFakeProviderAndSandbox } from "../support/e2e-hooks.ts";
+import { ZERO_BIN, fakeConfig, runZero, type Protocol, type Sandbox } from "../support/cli.ts";
 
 let fake: FakeProvider;
 let sandbox: Sandbox;
 
-beforeAll(async () => {
-  fake = await startFakeProvider();
-});
-afterAll(async () => {
-  await fake.close();
-});
-beforeEach(() => {
-  fake.reset();
-  sandbox = makeSandbox();
-});
-afterEach(() => sandbox.cleanup());
+useFakeProviderAndSandbox({ fake: (f) => (fake = f), sandbox: (s) => (sandbox = s) }, { userConfig: false });
 
 function lastUserText(body: any): string {
   // Chat/Anthropic: messages; Responses: input.

@@ -1,25 +1,15 @@
-import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { startFakeProvider, type FakeProvider } from "../support/fake-provider.ts";
-import { fakeConfig, jsonLines, makeSandbox, runZero, spawnZero, type Sandbox } from "../support/cli.ts";
+import type { FakeProvider } from "../support/fake-provider.ts";
+import { useFakeProviderAndSandbox } from "../support/e2e-hooks.ts";
+import { fakeConfig, jsonLines, runZero, spawnZero, type Sandbox } from "../support/cli.ts";
 
 let fake: FakeProvider;
 let sandbox: Sandbox;
 
-beforeAll(async () => {
-  fake = await startFakeProvider();
-});
-afterAll(async () => {
-  await fake.close();
-});
-beforeEach(() => {
-  fake.reset();
-  sandbox = makeSandbox();
-  sandbox.writeUserConfig(fakeConfig(fake.url));
-});
-afterEach(() => sandbox.cleanup());
+useFakeProviderAndSandbox({ fake: (f) => (fake = f), sandbox: (s) => (sandbox = s) }, { userConfig: true });
 
 /** The one workspace state directory under the sandbox's XDG_STATE_HOME. */
 function stateDirOf(): string {
