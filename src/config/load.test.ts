@@ -1,44 +1,15 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
 import type { Env } from "../util/env.ts";
-import { ConfigError } from "./errors.ts";
+import { configSandbox, loadError, removeConfigSandboxes } from "./config-test-support.ts";
 import { loadConfig } from "./load.ts";
 import { trustFile, trustWorkspace } from "./trust.ts";
 
-const roots: string[] = [];
-afterEach(() => {
-  for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true });
-});
+afterEach(removeConfigSandboxes);
 
 /** A temp root with its own HOME and a workspace; nothing reads the real home directory. */
-function sandbox() {
-  const root = realpathSync(mkdtempSync(join(tmpdir(), "zero-load-")));
-  roots.push(root);
-  const home = join(root, "home");
-  const ws = join(root, "ws");
-  mkdirSync(home);
-  mkdirSync(ws);
-  const env: Env = { HOME: home };
-  const write = (path: string, text: string) => {
-    mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(path, text);
-    return path;
-  };
-  const userFile = (text: string) => write(join(home, ".config", "zero-cli", "config.jsonc"), text);
-  return { root, home, ws, env, write, userFile };
-}
-
-function loadError(run: () => unknown): ConfigError {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return error as ConfigError;
-  }
-  throw new Error("expected a ConfigError");
-}
+const sandbox = () => configSandbox();
 
 describe("layers", () => {
   test("built-in defaults alone", () => {

@@ -1,51 +1,27 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { ConfigError } from "./errors.ts";
+import { configSandbox, loadError, removeConfigSandboxes } from "./config-test-support.ts";
 import { loadConfig, type LoadedConfig } from "./load.ts";
 
-const roots: string[] = [];
-afterEach(() => {
-  for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true });
-});
+afterEach(removeConfigSandboxes);
 
 /**
  * A user file and a trusted project file (through the ephemeral override, so no trust record is
  * written); `load()` applies both.
  */
 function sandbox() {
-  const root = realpathSync(mkdtempSync(join(tmpdir(), "zero-merge-")));
-  roots.push(root);
-  const home = join(root, "home");
-  const ws = join(root, "ws");
-  mkdirSync(ws, { recursive: true });
-  const env = { HOME: home, ZERO_CLI_TRUST_PROJECT_CONFIG: "1" };
-  const write = (path: string, text: string) => {
-    mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(path, text);
-    return path;
-  };
-  const userPath = join(home, ".config", "zero-cli", "config.jsonc");
+  const base = configSandbox({ ZERO_CLI_TRUST_PROJECT_CONFIG: "1" });
+  const { root, ws, env, write, userPath } = base;
   return {
     root,
     ws,
     userDir: dirname(userPath),
     write,
-    user: (text: string) => write(userPath, text),
+    user: base.userFile,
     project: (text: string) => write(join(ws, "zero-cli.jsonc"), text),
     load: (workspace = ws): LoadedConfig => loadConfig({ workspace, env }),
   };
-}
-
-function loadError(run: () => unknown): ConfigError {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return error as ConfigError;
-  }
-  throw new Error("expected a ConfigError");
 }
 
 describe("merging by name", () => {
