@@ -2,6 +2,8 @@
  * Recognizes the media a model can take as typed content, by magic bytes
  * first (a file's name can lie) and by extension only to tell MP3 frames.
  */
+import type { MediaPart } from "./define.ts";
+
 export type MediaKind = { mediaType: string; label: string };
 
 function startsWith(bytes: Uint8Array, signature: number[], offset = 0): boolean {
@@ -29,4 +31,15 @@ export function sniffMedia(head: Uint8Array, name: string): MediaKind | undefine
 /** Binary, for our purposes: a NUL byte in the first 8 KiB. */
 export function looksBinary(head: Uint8Array): boolean {
   return head.subarray(0, 8192).includes(0);
+}
+
+/** Media as a typed part for the model, refused above limits.maxAttachmentBytes (`shown` names it in messages). */
+export function attachMedia(shown: string, kind: MediaKind, size: number, bytes: () => Uint8Array, maxBytes: number, filename: string): { output: string; media: MediaPart[] } {
+  if (size > maxBytes) {
+    throw new Error(`${shown} is a ${kind.label} of ${size} bytes, above limits.maxAttachmentBytes (${maxBytes}); it was not attached`);
+  }
+  return {
+    output: `${shown}: ${kind.label} (${kind.mediaType}, ${size} bytes), attached`,
+    media: [{ type: "file", mediaType: kind.mediaType, data: Buffer.from(bytes()).toString("base64"), filename }],
+  };
 }

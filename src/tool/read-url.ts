@@ -5,7 +5,7 @@
  */
 import type TurndownService from "turndown";
 import type { ToolContext, ToolOutput } from "./define.ts";
-import { looksBinary, sniffMedia } from "./media.ts";
+import { attachMedia, looksBinary, sniffMedia } from "./media.ts";
 import { fetchBudget, fetchPublicUrl } from "./url-fetch.ts";
 
 /** The most bytes a page may have before it is cut (media larger than maxAttachmentBytes is refused anyway). */
@@ -141,15 +141,9 @@ export async function readUrl(url: string, ctx: ToolContext): Promise<ToolOutput
   const media = sniffMedia(head, new URL(fetched.url).pathname);
   if (media) {
     if (fetched.truncated) throw new Error(`${header} The ${media.label} is incomplete; it was not attached`);
-    if (fetched.body.length > ctx.maxAttachmentBytes) {
-      throw new Error(`${header} The ${media.label} is above limits.maxAttachmentBytes (${ctx.maxAttachmentBytes}); it was not attached`);
-    }
     const filename = new URL(fetched.url).pathname.split("/").pop() || "download";
-    return {
-      output: `${header} ${media.label} (${media.mediaType}), attached. ${untrusted}`,
-      media: [{ type: "file", mediaType: media.mediaType, data: Buffer.from(fetched.body).toString("base64"), filename }],
-      ...(fetched.truncated ? { truncated: true } : {}),
-    };
+    const attached = attachMedia(fetched.url, media, fetched.body.length, () => fetched.body, ctx.maxAttachmentBytes, filename);
+    return { output: `${header} ${media.label} attached. ${untrusted}`, media: attached.media };
   }
   const isText = TEXT_TYPES.test(contentType) || (contentType === "application/octet-stream" && !looksBinary(head));
   if (!isText || looksBinary(head)) {

@@ -6,7 +6,7 @@ import { openChecked, readHead, type OpenedPath } from "../security/files.ts";
 import { displayPath, resolveInRoots } from "../security/roots.ts";
 import { MAX_ARTIFACT_BYTES, parseArtifactUri } from "../store/artifacts.ts";
 import { defineTool, type ToolContext, type ToolOutput } from "./define.ts";
-import { looksBinary, sniffMedia, type MediaKind } from "./media.ts";
+import { attachMedia, looksBinary, sniffMedia, type MediaKind } from "./media.ts";
 import { isHttpUrl, isOtherUrl, readUrl } from "./read-url.ts";
 
 const DEFAULT_LINE_LIMIT = 2000;
@@ -174,16 +174,7 @@ type Source = { shown: string; size: number; reader: ChunkReader; head: Uint8Arr
 
 /** Media as typed content, bounded by limits.maxAttachmentBytes. */
 function mediaResult(source: Source, kind: MediaKind, ctx: ToolContext): ToolOutput {
-  if (source.size > ctx.maxAttachmentBytes) {
-    throw new Error(
-      `${source.shown} is a ${kind.label} of ${source.size} bytes, above limits.maxAttachmentBytes (${ctx.maxAttachmentBytes}); it was not attached`,
-    );
-  }
-  const data = Buffer.from(source.whole()).toString("base64");
-  return {
-    output: `${source.shown}: ${kind.label} (${kind.mediaType}, ${source.size} bytes), attached`,
-    media: [{ type: "file", mediaType: kind.mediaType, data, filename: basename(source.shown) }],
-  };
+  return attachMedia(source.shown, kind, source.size, source.whole, ctx.maxAttachmentBytes, basename(source.shown));
 }
 
 /** Numbered lines; when the default window cuts a file, its full text also goes to the artifact store. */
