@@ -1,7 +1,7 @@
 // Builds dist/: the runtime as one minified CommonJS bundle with Bun's bytecode
 // cache (dist/main.js + .jsc: parsing ~1 MB of JS is most of a cold start), and a
 // tiny entry (dist/index.js) that answers --version/--help without loading it.
-import { rmSync } from "node:fs";
+import { chmodSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { resolve } from "node:path";
 
 const root = resolve(import.meta.dir, "..");
@@ -34,4 +34,15 @@ await build({
   minify: true,
   define: { ZERO_BUNDLED_MAIN: JSON.stringify("./main.js") },
 });
+// bin/zero is the only way in: it starts Bun with --config=/dev/null --no-env-file. A built file
+// that could be executed on its own (a shebang, an executable bit) would run with the current
+// directory's .env and bunfig.toml preloads, so none may have either.
+for (const name of readdirSync(outdir)) {
+  const file = resolve(outdir, name);
+  if (readFileSync(file).subarray(0, 2).toString() === "#!") {
+    console.error(`dist/${name} starts with a shebang; the sources must not have one (start zero through bin/zero)`);
+    process.exit(1);
+  }
+  chmodSync(file, 0o644);
+}
 console.log("built dist/index.js and dist/main.js (+ bytecode)");

@@ -1,6 +1,8 @@
-#!/usr/bin/env bun
 // Entry point. Start it through bin/zero, which runs Bun with the workspace's
 // .env and bunfig.toml disabled; never as `bun src/index.ts` from an untrusted directory.
+// Deliberately no `#!/usr/bin/env bun` line: started through such a shebang, Bun would load
+// the current directory's .env and run its bunfig.toml preloads before any of our code.
+// bin/zero is the one executable the package ships (test/e2e/hostile-workspace.test.ts).
 import { MAIN_HELP } from "./surface/cli/help.ts";
 import { VERSION } from "./util/version.ts";
 

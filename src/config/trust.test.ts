@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
+import { makeSandbox, spawnZero } from "../../test/support/cli.ts";
 import { ConfigError } from "./errors.ts";
 import { isWorkspaceTrusted, readTrustedWorkspaces, trustFile, trustWorkspace } from "./trust.ts";
 
@@ -82,4 +83,65 @@ describe("workspace trust", () => {
       expect((caught as ConfigError).message).toStartWith(`${trustFile(env)}: corrupt trust file`);
     }
   });
+});
+
+describe("concurrent trust", () => {
+  function writeLock(env: { HOME: string }, holder: unknown): string {
+    const lock = `${trustFile(env)}.lock`;
+    mkdirSync(join(env.HOME, ".config", "zero-cli"), { recursive: true });
+    writeFileSync(lock, JSON.stringify(holder));
+    return lock;
+  }
+
+  test("a lock left by a process that no longer runs is broken at once", () => {
+    const { root, env } = sandbox();
+    const dead = Bun.spawnSync(["true"]).pid;
+    const lock = writeLock(env, { pid: dead, host: hostname(), token: "old" });
+    const started = performance.now();
+    trustWorkspace(join(root, "a"), env);
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(readTrustedWorkspaces(env)).toEqual([join(root, "a")]);
+    expect(existsSync(lock)).toBe(false);
+    expect(readdirSync(join(env.HOME, ".config", "zero-cli"))).toEqual(["trusted-workspaces.json"]);
+  });
+
+  test("a lock older than 30 s is broken whoever holds it", () => {
+    const { root, env } = sandbox();
+    const lock = writeLock(env, { pid: process.ppid, host: "elsewhere", token: "old" });
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(lock, old, old);
+    trustWorkspace(join(root, "a"), env);
+    expect(readTrustedWorkspaces(env)).toEqual([join(root, "a")]);
+    expect(existsSync(lock)).toBe(false);
+  });
+
+  test("a live lock is waited for, then taken", async () => {
+    const { root, env } = sandbox();
+    const lock = `${trustFile(env)}.lock`;
+    mkdirSync(join(env.HOME, ".config", "zero-cli"), { recursive: true });
+    const holder = Bun.spawn(
+      [process.execPath, "-e", `const fs = require("node:fs"); fs.writeFileSync(${JSON.stringify(lock)}, JSON.stringify({ pid: process.pid, host: require("node:os").hostname(), token: "t" }), { flag: "wx" }); setTimeout(() => fs.rmSync(${JSON.stringify(lock)}), 400);`],
+      { stdout: "ignore", stderr: "inherit" },
+    );
+    for (let i = 0; i < 500 && !existsSync(lock); i++) await Bun.sleep(10);
+    expect(existsSync(lock)).toBe(true);
+    const started = performance.now();
+    trustWorkspace(join(root, "a"), env);
+    expect(performance.now() - started).toBeGreaterThan(100);
+    expect(readTrustedWorkspaces(env)).toEqual([join(root, "a")]);
+    expect(await holder.exited).toBe(0);
+  });
+
+  test("eight 'zero trust' processes started at once all get recorded", async () => {
+    const sandbox = makeSandbox();
+    roots.push(sandbox.root);
+    const dirs = Array.from({ length: 8 }, (_, i) => join(sandbox.root, `project-${i}`));
+    for (const dir of dirs) mkdirSync(dir);
+    const runs = dirs.map((dir) => spawnZero(["trust", "--cwd", dir], { sandbox, timeoutMs: 30_000 }).result);
+    const results = await Promise.all(runs);
+    for (const [i, result] of results.entries()) expect({ i, code: result.code, stderr: result.stderr }).toEqual({ i, code: 0, stderr: "" });
+    const env = { HOME: sandbox.home, XDG_CONFIG_HOME: join(sandbox.home, ".config") };
+    expect(readTrustedWorkspaces(env).toSorted()).toEqual(dirs);
+    expect(readdirSync(join(sandbox.home, ".config", "zero-cli")).filter((name) => name !== "config.jsonc")).toEqual(["trusted-workspaces.json"]);
+  }, 60_000);
 });

@@ -1,4 +1,5 @@
-import { chmodSync, closeSync, fchmodSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import { chmodSync, closeSync, fchmodSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import { hostname } from "node:os";
 import { isAbsolute, join } from "node:path";
 import * as z from "zod";
 import type { Env } from "../util/env.ts";
@@ -75,14 +76,122 @@ export function unsafeOwnership(paths: string[]): string | undefined {
   return undefined;
 }
 
-/** Records the canonical workspace path (once) and returns it. */
+/**
+ * Records the canonical workspace path (once) and returns it. The read-modify-write runs under the
+ * trust lock, so concurrent `zero trust`/`zero init` processes never drop each other's records.
+ */
 export function trustWorkspace(workspace: string, env: Env): string {
   const canonical = canonicalPath(workspace);
-  const recorded = readTrustedWorkspaces(env);
-  if (recorded.includes(canonical)) return canonical;
-  const record = { version: 1, workspaces: [...recorded, canonical] };
-  writePrivateFileAtomically(trustFile(env), `${JSON.stringify(record, null, 2)}\n`, configDir(env));
+  if (readTrustedWorkspaces(env).includes(canonical)) return canonical;
+  const dir = configDir(env);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
+  withLock(`${trustFile(env)}.lock`, () => {
+    const recorded = readTrustedWorkspaces(env);
+    if (recorded.includes(canonical)) return;
+    const record = { version: 1, workspaces: [...recorded, canonical] };
+    writePrivateFileAtomically(trustFile(env), `${JSON.stringify(record, null, 2)}\n`, dir);
+  });
   return canonical;
+}
+
+/** How long to wait for another process's lock; an update holds it for milliseconds. */
+const LOCK_WAIT_MS = 10_000;
+/** A lock older than this is abandoned whoever holds it (a hung or killed process on another host). */
+const LOCK_STALE_MS = 30_000;
+
+type LockHolder = { pid: number; host: string; token: string };
+
+/**
+ * Runs `update` holding an exclusive lock file: created with O_EXCL, holding the owner's pid, host
+ * and a random token, removed afterwards only if it is still ours. A lock whose owner died (same
+ * host, pid gone) or that is older than LOCK_STALE_MS is broken.
+ */
+function withLock(lock: string, update: () => void): void {
+  const holder: LockHolder = { pid: process.pid, host: hostname(), token: crypto.randomUUID() };
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (let delay = 2; !tryLock(lock, holder); delay = Math.min(delay * 2, 64)) {
+    if (breakStaleLock(lock)) continue;
+    if (Date.now() > deadline) {
+      throw new ConfigError(`another zero process has held the trust lock for ${LOCK_WAIT_MS / 1000} s; if none is running, delete the lock file`, { file: lock });
+    }
+    sleepSync(delay / 2 + Math.random() * delay); // jittered, so waiting processes do not retry in step
+  }
+  try {
+    update();
+  } finally {
+    if (readHolder(lock)?.token === holder.token) rmSync(lock, { force: true });
+  }
+}
+
+function tryLock(lock: string, holder: LockHolder): boolean {
+  let fd: number;
+  try {
+    fd = openSync(lock, "wx", 0o600);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw new ConfigError(`cannot create the trust lock: ${(error as Error).message}`, { file: lock });
+  }
+  try {
+    writeSync(fd, JSON.stringify(holder));
+  } finally {
+    closeSync(fd);
+  }
+  return true;
+}
+
+function readHolder(path: string): Partial<LockHolder> | undefined {
+  try {
+    return JSON.parse(readFileSync(path, "utf8")) as Partial<LockHolder>;
+  } catch {
+    return undefined; // gone, or created but not written yet
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Removes the lock when it is stale; true when the caller should retry at once (also when the lock
+ * vanished meanwhile). Two processes may judge the same lock stale: each first renames it to a
+ * private name and checks that what it moved is the very file it judged (same inode), so a fresh
+ * lock a faster process already took is put back instead of deleted.
+ */
+function breakStaleLock(lock: string): boolean {
+  const judged = statSync(lock, { throwIfNoEntry: false });
+  if (judged === undefined) return true;
+  const holder = readHolder(lock);
+  const ownerDead = holder?.host === hostname() && typeof holder.pid === "number" && holder.pid !== process.pid && !processAlive(holder.pid);
+  if (!ownerDead && Date.now() - judged.mtimeMs < LOCK_STALE_MS) return false;
+  const aside = `${lock}.${process.pid}.${crypto.randomUUID()}.stale`;
+  try {
+    renameSync(lock, aside);
+  } catch {
+    return true; // someone else moved it first
+  }
+  try {
+    const moved = statSync(aside);
+    if (moved.ino !== judged.ino || moved.dev !== judged.dev) {
+      try {
+        linkSync(aside, lock); // a live lock: back it goes, unless yet another process holds the name now
+      } catch {
+        // EEXIST: that newer lock stands; the one moved aside is lost to its owner, who then leaves it alone
+      }
+    }
+  } finally {
+    rmSync(aside, { force: true });
+  }
+  return true;
+}
+
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 /**

@@ -16,11 +16,13 @@ export function parseCommandArgs(command: string, argv: string[], options: Optio
   } catch (error) {
     const code = (error as { code?: string }).code;
     const message = error instanceof Error ? error.message : String(error);
-    const flag = /'(-{1,2}[^' ]+)/.exec(message)?.[1];
+    // Node names an option that has a short alias as '-m, --model <value>': name the long flag.
+    const flag = /'(?:-[^-' ], )?(-{1,2}[^' ]+)/.exec(message)?.[1];
     const quoted = /'([^']*)'/.exec(message)?.[1];
     const hint = `run 'zero ${command} --help' for the options`;
     const fail = (text: string) => new UsageError(text, { command });
-    if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") throw fail(`unknown option ${flag ?? message}; ${hint}`);
+    // The first quoted token is the option; the message may quote more (a suggested `--`).
+    if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") throw fail(`unknown option ${quoted === undefined ? message : quoted.startsWith("-") ? quoted : `-${quoted}`}; ${hint}`);
     if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
       throw fail(`option ${flag ?? ""} ${/argument missing/.test(message) ? "needs a value" : "does not take a value"}; ${hint}`);
     }
