@@ -1,12 +1,12 @@
 import { describe, expect, test } from "bun:test";
-import { parseInputEvents } from "./input.ts";
+import { parseInputEvents, readInputEvents } from "./input.ts";
 
 const message = (content: unknown, extra: Record<string, unknown> = {}) => JSON.stringify({ schemaVersion: 2, type: "message", role: "user", content, ...extra });
 const prompt = (content: unknown, extra: Record<string, unknown> = {}) => JSON.stringify({ schemaVersion: 2, type: "prompt", content, ...extra });
 
 /** The rejection message, failing loudly if the input was accepted. */
-function rejection(text: string): string {
-  const parsed = parseInputEvents(text);
+function rejection(text: string, maxLineBytes?: number): string {
+  const parsed = parseInputEvents(text, maxLineBytes);
   if (parsed.ok) throw new Error(`expected a rejection, got content ${JSON.stringify(parsed.content)}`);
   return parsed.message;
 }
@@ -110,5 +110,47 @@ describe("rejections name the line and the problem", () => {
 
   test("the first bad line rejects everything, even with good lines after it", () => {
     expect(rejection(`${prompt("a")}\n${prompt("b", { x: 1 })}\n${prompt("c")}`)).toStartWith('line 2: unknown field "x"');
+  });
+
+  test("a line of only Unicode whitespace is rejected, not skipped like a blank line", () => {
+    for (const space of ["\u00a0", "\u2028", "\u2029", "\ufeff", "\u3000", " \u00a0\t", "\u000b"]) {
+      expect(rejection(`${prompt("ok")}\n${space}\n${prompt("more")}`)).toStartWith("line 2: only whitespace");
+    }
+  });
+
+  test("a line longer than the limit is rejected naming the line and the limit", () => {
+    expect(rejection(`${prompt("ok")}\n${prompt("x".repeat(64))}\n`, 80)).toBe("line 2: longer than the maximum line size of 80 bytes");
+    expect(rejection(`${prompt("x".repeat(1024 * 1024))}\n`)).toBe("line 1: longer than the maximum line size of 1 MiB (1048576 bytes)");
+  });
+});
+
+/** A byte stream in chunks, recording how many chunks were read. */
+function chunks(parts: Array<string | Uint8Array>) {
+  const state = { read: 0 };
+  async function* source() {
+    for (const part of parts) {
+      state.read += 1;
+      yield typeof part === "string" ? new TextEncoder().encode(part) : part;
+    }
+  }
+  return { source: source(), state };
+}
+
+describe("readInputEvents (a byte stream)", () => {
+  test("reads lines across chunk boundaries, also inside multi-byte characters", async () => {
+    const bytes = new TextEncoder().encode(`${prompt("héllo 🙂")}\n${message("日本")}\n`);
+    const parts = Array.from({ length: bytes.length }, (_, i) => bytes.subarray(i, i + 1));
+    expect(await readInputEvents(chunks(parts).source)).toEqual({ ok: true, content: "héllo 🙂\n\n日本" });
+  });
+
+  test("invalid UTF-8 in a line is rejected naming the line", async () => {
+    const bad = new Uint8Array([...new TextEncoder().encode('{"schemaVersion":2,"type":"prompt","content":"a'), 0xff, ...new TextEncoder().encode('"}\n')]);
+    expect(await readInputEvents(chunks([`${prompt("ok")}\n`, bad]).source)).toEqual({ ok: false, message: "line 2: not valid UTF-8" });
+  });
+
+  test("an over-long line is rejected as soon as it crosses the limit: the rest of the input is not read", async () => {
+    const { source, state } = chunks([`${prompt("ok")}\n`, "x".repeat(40), "y".repeat(40), "never read", "\n"]);
+    expect(await readInputEvents(source, 64)).toEqual({ ok: false, message: "line 2: longer than the maximum line size of 64 bytes" });
+    expect(state.read).toBe(3);
   });
 });

@@ -1,4 +1,5 @@
 import { inputEventSchema } from "../../protocol/stream-json.ts";
+import { LineSplitter, MAX_LINE_BYTES, lineKind, splitLines, type InputLine } from "../../util/lines.ts";
 
 export type ParsedInput = { ok: true; content: string } | { ok: false; message: string };
 
@@ -19,26 +20,58 @@ function describe(line: number, value: unknown): string {
 }
 
 /**
- * Reads stream-json v2 input: one JSON object per line, split on "\n" only (a U+2028
- * inside a JSON string is legal and stays), blank lines ignored. Accepted contents are
- * joined in order with a blank line between them. The first invalid line rejects all.
+ * Collects stream-json v2 input events line by line: one JSON object per line, split on "\n"
+ * only (a U+2028 inside a JSON string is legal and stays), each line at most MAX_LINE_BYTES of
+ * valid UTF-8. Blank lines (empty, or only spaces, tabs and CR) are skipped; a line of only other
+ * whitespace (U+00A0, U+2028, U+FEFF, …) is invalid. Accepted contents are joined in order with a
+ * blank line between them. The first invalid line rejects all.
  */
-export function parseInputEvents(text: string): ParsedInput {
+function createCollector() {
   const contents: string[] = [];
-  const lines = text.split("\n");
-  for (const [index, raw] of lines.entries()) {
-    const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
-    if (line.trim() === "") continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch (error) {
-      return { ok: false, message: `line ${index + 1}: malformed JSON (${error instanceof Error ? error.message : String(error)})` };
-    }
-    const parsed = inputEventSchema.safeParse(value);
-    if (!parsed.success) return { ok: false, message: describe(index + 1, value) };
-    contents.push(parsed.data.content);
+  return {
+    /** Takes one line; a rejection ends the input. */
+    add(input: InputLine): ParsedInput | undefined {
+      const number = input.number;
+      if (!input.ok) return { ok: false, message: `line ${number}: ${input.problem}` };
+      const line = input.text.endsWith("\r") ? input.text.slice(0, -1) : input.text;
+      const kind = lineKind(line);
+      if (kind === "blank") return undefined;
+      if (kind === "whitespace") return { ok: false, message: `line ${number}: only whitespace (a blank line may hold only spaces, tabs and a carriage return)` };
+      let value: unknown;
+      try {
+        value = JSON.parse(line);
+      } catch (error) {
+        return { ok: false, message: `line ${number}: malformed JSON (${error instanceof Error ? error.message : String(error)})` };
+      }
+      const parsed = inputEventSchema.safeParse(value);
+      if (!parsed.success) return { ok: false, message: describe(number, value) };
+      contents.push(parsed.data.content);
+      return undefined;
+    },
+    finish(): ParsedInput {
+      if (contents.length === 0) return { ok: false, message: "no input events: send at least one message or prompt event" };
+      return { ok: true, content: contents.join("\n\n") };
+    },
+  };
+}
+
+/** Reads input events from a byte stream as it arrives; stops reading at the first bad line. */
+export async function readInputEvents(source: AsyncIterable<Uint8Array>, maxLineBytes: number = MAX_LINE_BYTES): Promise<ParsedInput> {
+  const collector = createCollector();
+  for await (const line of splitLines(source, maxLineBytes)) {
+    const rejected = collector.add(line);
+    if (rejected) return rejected;
   }
-  if (contents.length === 0) return { ok: false, message: "no input events: send at least one message or prompt event" };
-  return { ok: true, content: contents.join("\n\n") };
+  return collector.finish();
+}
+
+/** The same, over text already in memory. */
+export function parseInputEvents(text: string, maxLineBytes: number = MAX_LINE_BYTES): ParsedInput {
+  const collector = createCollector();
+  const splitter = new LineSplitter(maxLineBytes);
+  for (const line of [...splitter.push(new TextEncoder().encode(text)), ...splitter.end()]) {
+    const rejected = collector.add(line);
+    if (rejected) return rejected;
+  }
+  return collector.finish();
 }
