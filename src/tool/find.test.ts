@@ -78,7 +78,7 @@ afterAll(() => {
 async function find(raw: unknown, signal: AbortSignal = new AbortController().signal, within: Roots = roots): Promise<ToolResult> {
   const prepared = findTool.prepare(raw);
   if (!prepared.ok) throw new Error(`prepare failed: ${prepared.error}`);
-  expect(prepared.classification).toEqual({ risk: "read", operation: "read" });
+  expect(prepared.classification).toMatchObject({ risk: "read", operation: "read" });
   return findTool.run(prepared.input, makeToolContext({ roots: within, artifactsDir: join(base, "artifacts"), artifacts, signal, timeoutMs: 30_000 }));
 }
 
@@ -336,5 +336,231 @@ describe("find: cancellation", () => {
     expect(result.status).toBe("cancelled");
     expect(ripgrepProcessesIn(slow)).toEqual([]);
     expect(latency).toBeLessThan(natural / 2);
+  });
+});
+
+describe("find: symbol", () => {
+  // base/sym/ a workspace with one file per language: each defines things and uses others.
+  let sym = "";
+  let symRoots: Roots;
+  const put = (relative: string, content: string) => {
+    const path = join(sym, relative);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, content);
+  };
+  const symbol = (raw: Record<string, unknown>) => find(raw, new AbortController().signal, symRoots);
+  /** The `path:line: text` lines of a result (the header and notes dropped). */
+  const definitions = (output: string) => output.split("\n").filter((line) => /^[^ ]+:\d+: /.test(line));
+
+  beforeAll(() => {
+    sym = join(base, "sym");
+    put("web/app.ts", [
+      'import { parseConfig } from "./config";', // 1 usage
+      "export async function parseConfig(text: string): Promise<Config> {", // 2
+      "  return parseConfig(text);", // 3 usage
+      "}",
+      "export interface Config { port: number }", // 5
+      "export type Handler<T> = (value: T) => void;", // 6
+      "export enum Color { Red, Green }", // 7
+      "export const MAX_RETRIES = 3;", // 8
+      "export abstract class Server {", // 9
+      "  abstract listen(port: number): void;", // 10
+      "  static create(config: Config): Server {", // 11
+      "    return Server.create(config);", // 12 usage
+      "  }",
+      "  private onError = (error: Error) => {};", // 14
+      "  handle(request: Request) {", // 15
+      "    this.handle(request);", // 16 usage
+      "    this.onError(new Error(String(MAX_RETRIES)));", // 17 usage
+      "  }",
+      "}",
+      "const server: Server = Server.create(parseConfig(''));", // 20 usage
+      "",
+    ].join("\n"));
+    put("py/tasks.py", [
+      "from .util import load_tasks", // 1 usage
+      "DEFAULT_LIMIT = 10", // 2
+      "def load_tasks(path, limit=DEFAULT_LIMIT):", // 3
+      "    return load_tasks(path)", // 4 usage
+      "class TaskQueue(Base):", // 5
+      "    async def drain(self):", // 6
+      "        await self.drain()", // 7 usage
+      "queue = TaskQueue()", // 8 (a module-level name)
+      "",
+    ].join("\n"));
+    put("go/server.go", [
+      "package server",
+      "type Listener interface {", // 2
+      "\tAccept() error",
+      "}",
+      "func (s *Server) Serve(l Listener) error {", // 5
+      "\treturn s.Serve(l)", // 6 usage
+      "}",
+      "func NewServer() *Server { return &Server{} }", // 8
+      "const DefaultPort = 8080", // 9
+      "var srv = NewServer()", // 10
+      "",
+    ].join("\n"));
+    put("rs/lib.rs", [
+      "pub(crate) async fn run_job(id: u32) -> Result<u32, Error> {", // 1
+      "    run_job(id).await", // 2 usage
+      "}",
+      "pub struct JobQueue { items: Vec<u32> }", // 4
+      "pub trait Runner {}", // 5
+      "const MAX_JOBS: usize = 8;", // 6
+      "fn main() { let q = JobQueue { items: vec![] }; run_job(MAX_JOBS as u32); }", // 7 usage
+      "",
+    ].join("\n"));
+    put("java/OrderService.java", [
+      "package shop;",
+      "public final class OrderService {", // 2
+      "    public static final int MAX_ITEMS = 5;", // 3
+      "    public List<Order> findOrders(String customer) throws IOException {", // 4
+      "        return findOrders(customer);", // 5 usage
+      "    }",
+      "    void audit() { int n = MAX_ITEMS; new OrderService().findOrders(\"x\"); }", // 7 usage (and audit's definition)
+      "}",
+      "",
+    ].join("\n"));
+    put("kt/User.kt", ["data class User(val id: Int)", "suspend fun loadUser(id: Int): User = TODO()", "fun main() { val u = loadUser(1) }", ""].join("\n"));
+    put("c/hash.c", [
+      "#include <stdio.h>",
+      "#define BUCKETS 64", // 2
+      "typedef struct entry { int key; } entry_t;", // 3
+      "static unsigned long hash_key(const char *key)", // 4
+      "{",
+      "  return hash_key(key) % BUCKETS;", // 6 usage
+      "}",
+      "int main(void) {", // 8
+      "  entry_t e;",
+      "  unsigned long h = hash_key(\"a\");", // 10 usage
+      "  hash_key(\"b\");", // 11 usage
+      "}",
+      "",
+    ].join("\n"));
+    put("cpp/vec.hpp", ["namespace geo {", "template <typename T>", "class Vector final {", "  std::vector<T> items() const;", "};", "}", "void f() { geo::Vector<int> v; v.items(); }", ""].join("\n"));
+    put("cs/Invoice.cs", [
+      "namespace Billing {",
+      "  public sealed class Invoice {", // 2
+      "    public decimal Total { get; set; }", // 3
+      "    public async Task<bool> SubmitAsync(CancellationToken ct) { return true; }", // 4
+      "  }",
+      "  class Use { void M(Invoice i) { var t = i.Total; i.SubmitAsync(default); } }", // 6 usage
+      "}",
+      "",
+    ].join("\n"));
+    put("rb/invoice.rb", ["class Invoice < Base", "  TAX_RATE = 0.2", "  def paid?", "    true", "  end", "end", "Invoice.new.paid?", "x = Invoice::TAX_RATE", ""].join("\n"));
+    put("php/Repo.php", ["<?php", "final class UserRepo {", "    public static function findById(int $id) { return self::findById($id); }", "}", "$r = new UserRepo(); $r->findById(1);", ""].join("\n"));
+    put("swift/Model.swift", ["final class ViewModel {", "    @MainActor func reload() async { }", "}", "let vm = ViewModel(); vm.reload()", ""].join("\n"));
+    // Usages only, and a definition-shaped line in a file of no supported language.
+    put("web/use.ts", ["import { parseConfig, Server } from './app';", "const config = parseConfig('x');", "new Server();", "parseConfig(config);", ""].join("\n"));
+    put("notes.md", "export function parseConfig(text) {}\n");
+    // Never shown: dependencies, VCS internals, secret-like directories, zero's private state.
+    for (const hidden of ["node_modules/dep/index.ts", ".git/hooks/x.ts", ".ssh/helper.ts", ".private-state/copy.ts"]) put(hidden, "export function parseConfig() {}\n");
+    for (let i = 0; i < 12; i++) put(`many/m${String(i).padStart(2, "0")}.py`, "def duplicate():\n    return duplicate()\n");
+    symRoots = createRoots({ workspace: sym, privateDirs: [join(sym, ".private-state")] });
+  });
+
+  test("finds definitions, not uses, as path:line: text", async () => {
+    const output = completed(await symbol({ name: "parseConfig" }));
+    expect(output.split("\n")[0]).toBe("1 definition of parseConfig in 1 file in .");
+    expect(definitions(output)).toEqual(["web/app.ts:2: export async function parseConfig(text: string): Promise<Config> {"]);
+  });
+
+  test("a name that is only used, never defined, is not reported", async () => {
+    const output = completed(await symbol({ name: "parseConfig", path: "web/use.ts" }));
+    expect(output).toStartWith("no definitions of parseConfig in web/use.ts");
+    expect(output).toContain("search the content for \\bparseConfig\\b");
+    expect(definitions(output)).toEqual([]);
+  });
+
+  test.each([
+    ["Config", ["web/app.ts:5: export interface Config { port: number }"]],
+    ["Handler", ["web/app.ts:6: export type Handler<T> = (value: T) => void;"]],
+    ["Color", ["web/app.ts:7: export enum Color { Red, Green }"]],
+    ["MAX_RETRIES", ["web/app.ts:8: export const MAX_RETRIES = 3;"]],
+    ["listen", ["web/app.ts:10:   abstract listen(port: number): void;"]],
+    ["create", ["web/app.ts:11:   static create(config: Config): Server {"]],
+    ["onError", ["web/app.ts:14:   private onError = (error: Error) => {};"]],
+    ["handle", ["web/app.ts:15:   handle(request: Request) {"]],
+    ["DEFAULT_LIMIT", ["py/tasks.py:2: DEFAULT_LIMIT = 10"]],
+    ["load_tasks", ["py/tasks.py:3: def load_tasks(path, limit=DEFAULT_LIMIT):"]],
+    ["TaskQueue", ["py/tasks.py:5: class TaskQueue(Base):"]],
+    ["drain", ["py/tasks.py:6:     async def drain(self):"]],
+    ["Listener", ["go/server.go:2: type Listener interface {"]],
+    ["Serve", ["go/server.go:5: func (s *Server) Serve(l Listener) error {"]],
+    ["NewServer", ["go/server.go:8: func NewServer() *Server { return &Server{} }"]],
+    ["DefaultPort", ["go/server.go:9: const DefaultPort = 8080"]],
+    ["run_job", ["rs/lib.rs:1: pub(crate) async fn run_job(id: u32) -> Result<u32, Error> {"]],
+    ["JobQueue", ["rs/lib.rs:4: pub struct JobQueue { items: Vec<u32> }"]],
+    ["Runner", ["rs/lib.rs:5: pub trait Runner {}"]],
+    ["MAX_JOBS", ["rs/lib.rs:6: const MAX_JOBS: usize = 8;"]],
+    ["OrderService", ["java/OrderService.java:2: public final class OrderService {"]],
+    ["MAX_ITEMS", ["java/OrderService.java:3:     public static final int MAX_ITEMS = 5;"]],
+    ["findOrders", ["java/OrderService.java:4:     public List<Order> findOrders(String customer) throws IOException {"]],
+    ["User", ["kt/User.kt:1: data class User(val id: Int)"]],
+    ["loadUser", ["kt/User.kt:2: suspend fun loadUser(id: Int): User = TODO()"]],
+    ["BUCKETS", ["c/hash.c:2: #define BUCKETS 64"]],
+    ["entry_t", ["c/hash.c:3: typedef struct entry { int key; } entry_t;"]],
+    ["hash_key", ["c/hash.c:4: static unsigned long hash_key(const char *key)"]],
+    ["Vector", ["cpp/vec.hpp:3: class Vector final {"]],
+    ["items", ["cpp/vec.hpp:4:   std::vector<T> items() const;"]],
+    ["Invoice", ["cs/Invoice.cs:2:   public sealed class Invoice {", "", "rb/invoice.rb:1: class Invoice < Base"]],
+    ["Total", ["cs/Invoice.cs:3:     public decimal Total { get; set; }"]],
+    ["SubmitAsync", ["cs/Invoice.cs:4:     public async Task<bool> SubmitAsync(CancellationToken ct) { return true; }"]],
+    ["TAX_RATE", ["rb/invoice.rb:2:   TAX_RATE = 0.2"]],
+    ["paid?", ["rb/invoice.rb:3:   def paid?"]],
+    ["UserRepo", ["php/Repo.php:2: final class UserRepo {"]],
+    ["findById", ["php/Repo.php:3:     public static function findById(int $id) { return self::findById($id); }"]],
+    ["ViewModel", ["swift/Model.swift:1: final class ViewModel {"]],
+    ["reload", ["swift/Model.swift:2:     @MainActor func reload() async { }"]],
+  ])("%s: the definition and nothing else", async (name, expected) => {
+    const output = completed(await symbol({ name }));
+    expect(output.split("\n").slice(1).filter((line) => line !== "--")).toEqual(expected);
+  });
+
+  test("mode symbol is explicit or implied by name; glob and path narrow it", async () => {
+    expect(completed(await symbol({ mode: "symbol", name: "Invoice", glob: "*.rb" })).split("\n").slice(1)).toEqual(["rb/invoice.rb:1: class Invoice < Base"]);
+    expect(completed(await symbol({ name: "Invoice", path: "cs" })).split("\n").slice(1)).toEqual(["cs/Invoice.cs:2:   public sealed class Invoice {"]);
+    // An include glob can select any file; only files of a supported language are read for definitions.
+    expect(completed(await symbol({ name: "parseConfig", glob: "*.md" }))).toStartWith("no definitions");
+  });
+
+  test("names that are not identifiers are refused with a clear error", async () => {
+    for (const name of ["foo.bar", "a b", "(x)", "-v", ".*", "1abc", "x;rm", "Foo::bar"]) {
+      expect(failed(await symbol({ name }))).toContain("is not an identifier");
+    }
+    expect(failed(await symbol({ name: "Foo::bar" }))).toContain("give the last part alone (bar)");
+    expect(failed(await symbol({ name: "x".repeat(201) }))).toContain("at most 200 characters");
+  });
+
+  test("arguments that do not fit the mode are refused", async () => {
+    expect(failed(await symbol({ mode: "symbol" }))).toContain("symbol mode needs name");
+    expect(failed(await symbol({ name: "Invoice", pattern: "Invoice" }))).toContain("not pattern");
+    expect(failed(await symbol({ name: "Invoice", context: 2, ignoreCase: true }))).toContain("not ignoreCase, context");
+    expect(failed(await symbol({ mode: "content", name: "Invoice" }))).toContain("name is for symbol mode");
+    expect(failed(await symbol({}))).toContain("content mode needs a pattern");
+    expect(failed(await symbol({ mode: "files" }))).toContain("files mode needs a pattern");
+    // Defaults the model may spell out do not count.
+    expect(completed(await symbol({ name: "Invoice", ignoreCase: false, context: 0, fixed: false }))).toStartWith("2 definitions");
+  });
+
+  test("hidden, secret-like and private paths stay hidden", async () => {
+    const output = completed(await symbol({ name: "parseConfig", glob: ["**/*.ts", "**/node_modules/**", "**/.git/**", "**/.ssh/**"] }));
+    expect(definitions(output)).toEqual(["web/app.ts:2: export async function parseConfig(text: string): Promise<Config> {"]);
+    expect(failed(await symbol({ name: "parseConfig", path: "node_modules" }))).toContain("never searched");
+    expect(failed(await symbol({ name: "parseConfig", path: ".ssh" }))).toContain("secret-like");
+  });
+
+  test("bounded like the other modes: the rest goes to an artifact", async () => {
+    const result = await symbol({ name: "duplicate", maxResults: 5 });
+    const output = completed(result);
+    expect(result.truncated).toBe(true);
+    expect(output.split("\n")[0]).toBe("12 definitions of duplicate in 12 files in . (showing the first 5)");
+    expect(definitions(output)).toHaveLength(5);
+    expect(output).toContain("7 more definitions not shown");
+    const uri = /artifact:\/\/[0-9a-f]{64}/.exec(output)?.[0] ?? "";
+    const stored = new TextDecoder().decode(artifacts.get(parseArtifactUri(uri) ?? ""));
+    expect(definitions(stored)).toHaveLength(12);
   });
 });

@@ -4,7 +4,8 @@ import { z } from "zod";
 import { SECRET_FILE_GLOBS, isSecretLikePath } from "../policy/secret-paths.ts";
 import { displayPath, isPrivatePath, resolveInRoots } from "../security/roots.ts";
 import { isWithin } from "../util/paths.ts";
-import { defineTool, type ToolContext } from "./define.ts";
+import { defineTool, pathTarget, type ToolContext } from "./define.ts";
+import { SYMBOL_LANGUAGES, type SymbolSearch, symbolNameError, symbolSearch } from "./find-symbol.ts";
 
 /** Never listed or searched, whatever the model's globs or path say: VCS internals, zero's state, dependencies. */
 export const HIDDEN_DIRS: readonly string[] = [".git", ".zero-cli", ".devout", "node_modules"];
@@ -21,8 +22,20 @@ const STDERR_CHARS = 2_000;
 
 const input = z
   .object({
-    pattern: z.string().min(1).describe("Regex (ripgrep syntax); in files mode a glob on file paths, e.g. **/*.test.ts"),
-    mode: z.enum(["content", "files"]).optional().describe("content (default): search file text; files: list matching paths"),
+    pattern: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("Regex (ripgrep syntax); in files mode a glob on file paths, e.g. **/*.test.ts. Not used in symbol mode"),
+    mode: z
+      .enum(["content", "files", "symbol"])
+      .optional()
+      .describe("content (default): search file text; files: list matching paths; symbol: where name is defined (the default when name is given)"),
+    name: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("Symbol mode: an identifier; finds the lines defining it (functions, methods, classes, types, interfaces, enums, constants) in common languages, not its uses"),
     path: z.string().min(1).optional().describe("Directory or file to search (default: the workspace)"),
     glob: z
       .union([z.string().min(1), z.array(z.string().min(1)).max(20)])
@@ -36,6 +49,8 @@ const input = z
   .strict();
 
 type FindInput = z.infer<typeof input>;
+/** What ripgrep is asked for: the model's request, with the definition search in symbol mode. */
+type Search = FindInput & { symbol?: SymbolSearch };
 
 type Line = { number: number; text: string; match: boolean };
 /** What one ripgrep run produced: paths are absolute; `lines` is empty in files mode. */
@@ -61,9 +76,14 @@ function escapeGlob(path: string): string {
  * which ripgrep adds after every `--glob`, and a later glob wins: a model include glob can
  * never re-include a hidden or secret-like path.
  */
-export function ripgrepArgs(request: FindInput, target: string, privateGlobs: readonly string[]): string[] {
+export function ripgrepArgs(request: Search, target: string, privateGlobs: readonly string[]): string[] {
   const args = ["--no-config", "--no-require-git", "--hidden", "--no-follow", "--color=never", `--max-filesize=${MAX_FILESIZE}`];
-  if (request.mode === "files") {
+  if (request.symbol) {
+    // Only files of the supported languages. A model include glob overrides a type in ripgrep, so
+    // with one the file's language is checked again per line (isDefinition knows no other files).
+    args.push("--json", "--case-sensitive", `--regexp=${request.symbol.regexp}`);
+    args.push(...request.symbol.globs.map((glob) => `--type-add=zerosymbol:${glob}`), "--type=zerosymbol");
+  } else if (request.mode === "files") {
     args.push("--files", "--null", `--glob=${request.pattern}`);
     if (request.ignoreCase) args.push("--glob-case-insensitive");
   } else {
@@ -105,7 +125,7 @@ function clipLine(text: string): string {
 }
 
 /** Runs ripgrep without a shell, an inherited environment or stdin, and collects its results within bounds. */
-async function runRipgrep(ctx: ToolContext, request: FindInput, target: string, cwd: string, privateGlobs: readonly string[]): Promise<Collected> {
+async function runRipgrep(ctx: ToolContext, request: Search, target: string, cwd: string, privateGlobs: readonly string[]): Promise<Collected> {
   const files = new Map<string, Line[]>();
   const collected: Collected = { files, matches: 0, stoppedEarly: false, searched: false, exitCode: null, stderr: "" };
   // A minimal environment: RIPGREP_CONFIG_PATH, HOME (a global gitignore) or locale must not change results.
@@ -154,7 +174,10 @@ async function runRipgrep(ctx: ToolContext, request: FindInput, target: string, 
     if (message.type === "summary") collected.searched = true;
     if (message.type !== "match" && message.type !== "context") return;
     const line = { number: message.data.line_number ?? 0, text: keepLine(rgText(message.data.lines)), match: message.type === "match" };
-    add(rgText(message.data.path), line);
+    const path = rgText(message.data.path);
+    // Symbol mode: ripgrep found the lines naming the symbol; keep those that define it in the file's language.
+    if (request.symbol && !request.symbol.isDefinition(path, line.text)) return;
+    add(path, line);
   };
 
   try {
@@ -288,20 +311,46 @@ function searchTarget(ctx: ToolContext, requested: string): { target: string; cw
   return { target, cwd: target, privateGlobs };
 }
 
+/** The request as ripgrep will run it, or a readable error for arguments that do not fit the mode. */
+function checkRequest(request: FindInput): Search {
+  const mode = request.mode ?? (request.name !== undefined ? "symbol" : "content");
+  if (mode === "symbol") {
+    if (request.name === undefined) throw new Error('symbol mode needs name: the identifier whose definitions to find, e.g. {"name": "parseConfig"}');
+    const extra = [
+      ...(request.pattern !== undefined ? ["pattern"] : []),
+      ...(request.fixed ? ["fixed"] : []),
+      ...(request.ignoreCase ? ["ignoreCase"] : []),
+      ...(request.context ? ["context"] : []),
+    ];
+    if (extra.length > 0) throw new Error(`symbol mode takes name, path, glob and maxResults, not ${extra.join(", ")}; to search text, use a pattern without name`);
+    const invalid = symbolNameError(request.name);
+    if (invalid !== undefined) throw new Error(invalid);
+    return { ...request, mode, symbol: symbolSearch(request.name) };
+  }
+  if (request.name !== undefined) throw new Error(`name is for symbol mode; in ${mode} mode give a pattern`);
+  if (request.pattern === undefined) {
+    throw new Error(`${mode} mode needs a pattern (${mode === "files" ? "a glob on file paths" : "a regex"}); to find where an identifier is defined, give name instead`);
+  }
+  // In files mode both would be include globs, and ripgrep would list files matching either.
+  if (mode === "files" && request.glob !== undefined) throw new Error("in files mode, put the glob in pattern (glob is for content searches)");
+  return { ...request, mode };
+}
+
 export const findTool = defineTool({
   name: "find",
   description:
-    "Search file contents with ripgrep (regex or fixed string) or, with mode files, list file paths matching a glob. " +
+    "Search file contents with ripgrep (regex or fixed string); with mode files, list file paths matching a glob; " +
+    "with name (symbol mode), list where an identifier is defined: functions, methods, classes, types, constants, not its uses. " +
     "Respects .gitignore; .git, node_modules and secret-like files (.env, keys, credentials) are never searched.",
   input,
-  classify: () => ({ risk: "read", operation: "read" }),
-  async execute(request, ctx) {
-    // In files mode both would be include globs, and ripgrep would list files matching either.
-    if (request.mode === "files" && request.glob !== undefined) throw new Error("in files mode, put the glob in pattern (glob is for content searches)");
+  classify: ({ path }, { roots }) => ({ risk: "read", operation: "read", target: pathTarget(path ?? ".", roots) }),
+  async execute(raw, ctx) {
+    const request = checkRequest(raw);
     const { target, cwd, privateGlobs } = searchTarget(ctx, request.path ?? ".");
     const where = displayPath(ctx.roots, target);
     const collected = await runRipgrep(ctx, request, target, cwd, privateGlobs);
     const files = request.mode === "files";
+    const symbol = request.symbol !== undefined ? (request.name ?? "") : undefined;
     const empty = collected.files.size === 0;
     // Exit 1 is "nothing found"; 2 is an error (a bad regex or glob, or unreadable files along the way).
     if (collected.exitCode === 2 && empty && (files || !collected.searched)) {
@@ -309,6 +358,10 @@ export const findTool = defineTool({
     }
     const warning = collected.exitCode === 2 && collected.stderr !== "" ? [`(ripgrep reported errors: ${collected.stderr.split("\n").slice(0, 3).join("; ")})`] : [];
     if (empty) {
+      if (symbol !== undefined) {
+        const hint = `(symbol mode reads ${SYMBOL_LANGUAGES.join(", ")} files; to find every mention, search the content for \\b${symbol}\\b)`;
+        return { output: [`no definitions of ${symbol} in ${where} ${hint}`, ...warning].join("\n") };
+      }
       const what = files ? `no files match ${JSON.stringify(request.pattern)}` : `no matches for ${JSON.stringify(request.pattern)}`;
       return { output: [`${what} in ${where}`, ...warning].join("\n") };
     }
@@ -316,10 +369,11 @@ export const findTool = defineTool({
     const maxResults = request.maxResults ?? DEFAULT_MAX_RESULTS;
     const listing = files ? filesListing(ctx, collected, maxResults) : contentListing(ctx, collected, maxResults, request.context ?? 0);
     const total = files ? collected.files.size : collected.matches;
-    const noun = files ? "files" : "matches";
+    const noun = files ? "files" : symbol !== undefined ? "definitions" : "matches";
     const atLeast = collected.stoppedEarly ? "at least " : "";
     const fileCount = `${collected.files.size} ${collected.files.size === 1 ? "file" : "files"}`;
-    const header = files ? `${atLeast}${fileCount} in ${where}` : `${atLeast}${total} ${total === 1 ? "match" : "matches"} in ${fileCount} in ${where}`;
+    const found = symbol !== undefined ? `${total === 1 ? "definition" : "definitions"} of ${symbol}` : total === 1 ? "match" : "matches";
+    const header = files ? `${atLeast}${fileCount} in ${where}` : `${atLeast}${total} ${found} in ${fileCount} in ${where}`;
     const omitted = total - listing.shownCount;
     if (omitted <= 0 && !collected.stoppedEarly) return { output: [header, ...listing.shown, ...warning].join("\n") };
     const showing = `${header} (showing the first ${listing.shownCount})`;
