@@ -1,6 +1,21 @@
-import type { Operation, Risk } from "../protocol/events.ts";
+import type { CallCategory, Operation, Risk } from "../protocol/events.ts";
 
-export type ApprovalRequest = { callId: string; tool: string; risk: Risk; operation: Operation; reason: string; input: unknown };
+export type ApprovalRequest = {
+  callId: string;
+  tool: string;
+  risk: Risk;
+  operation: Operation;
+  /**
+   * What the call acts on (see Classification): "always" covers this target only. Absent for a
+   * request that acts on nothing in particular (a question); an "always" for one never covers a
+   * request with a target.
+   */
+  target?: string;
+  /** What makes the call risky, for the one who answers (e.g. a command that reaches the network). */
+  categories?: readonly CallCategory[];
+  reason: string;
+  input: unknown;
+};
 export type ApprovalAnswer = "once" | "always" | "deny";
 
 /** An interactive surface that can ask the user. Headless surfaces have none. */
@@ -8,18 +23,23 @@ export type ApprovalResponder = (request: ApprovalRequest, signal: AbortSignal) 
 
 export type ApprovalResult = { allowed: boolean; source: "once" | "always" | "session" | "no-responder" | "failed"; reason: string };
 
+/** The calls one "always" covers: same tool, risk, operation and target. */
+type Scope = Pick<ApprovalRequest, "tool" | "risk" | "operation" | "target">;
+
 /**
  * Answers approval requests for one session. "Always" is remembered per tool,
- * risk and operation, so approving an edit never approves a delete.
+ * risk, operation and target, so approving an edit never approves a delete,
+ * approving an edit of a.ts never approves one of b.ts, and approving
+ * `git status` never approves `rm -rf x`.
  */
 export function createApprovalBroker(responder: ApprovalResponder | undefined) {
   const always = new Set<string>();
-  const key = (r: ApprovalRequest) => `${r.tool}\u0000${r.risk}\u0000${r.operation}`;
+  const key = (r: Scope) => JSON.stringify([r.tool, r.risk, r.operation, r.target ?? null]);
 
   return {
     /** True when an earlier "always" already covers this call: nobody needs to be asked. */
-    remembered(request: Pick<ApprovalRequest, "tool" | "risk" | "operation">): boolean {
-      return always.has(key(request as ApprovalRequest));
+    remembered(request: Scope): boolean {
+      return always.has(key(request));
     },
     async request(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalResult> {
       if (always.has(key(request))) return { allowed: true, source: "session", reason: "allowed earlier for this session" };

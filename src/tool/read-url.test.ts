@@ -12,10 +12,10 @@ const classify = (path: string) => {
 };
 
 test("a URL read is classified as network access, a local or artifact read is not", () => {
-  expect(classify("https://example.com/a")).toEqual({ risk: "network", operation: "network" });
-  expect(classify("HTTP://example.com/")).toEqual({ risk: "network", operation: "network" });
-  expect(classify("src/main.ts")).toEqual({ risk: "read", operation: "read" });
-  expect(classify(`artifact://${"a".repeat(64)}`)).toEqual({ risk: "read", operation: "read" });
+  expect(classify("https://example.com/a?q=1#top")).toEqual({ risk: "network", operation: "network", target: "https://example.com/a", categories: ["network"] });
+  expect(classify("HTTP://user:pw@Example.com:80/")).toEqual({ risk: "network", operation: "network", target: "http://example.com/", categories: ["network"] });
+  expect(classify("src/main.ts")).toEqual({ risk: "read", operation: "read", target: "src/main.ts", categories: [] });
+  expect(classify(`artifact://${"a".repeat(64)}`)).toEqual({ risk: "read", operation: "read", target: `artifact://${"a".repeat(64)}`, categories: [] });
   expect(isOtherUrl("ftp://example.com/x")).toBe(true);
   expect(isOtherUrl("file:///etc/passwd")).toBe(true);
   expect(isOtherUrl("https://example.com")).toBe(false);

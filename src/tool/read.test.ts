@@ -50,7 +50,7 @@ afterAll(() => {
 async function read(raw: unknown, signal: AbortSignal = new AbortController().signal): Promise<ToolResult> {
   const prepared = readTool.prepare(raw);
   if (!prepared.ok) throw new Error(`prepare failed: ${prepared.error}`);
-  expect(prepared.classification).toEqual({ risk: "read", operation: "read" });
+  expect(prepared.classification).toMatchObject({ risk: "read", operation: "read" });
   return readTool.run(prepared.input, makeToolContext({ roots, artifactsDir: join(base, "artifacts"), signal, timeoutMs: 10_000 }));
 }
 
@@ -286,7 +286,7 @@ describe("read: input validation", () => {
     expect(prepared).toEqual({
       ok: true,
       input: { path: "small.txt", offset: 2, limit: 1 },
-      classification: { risk: "read", operation: "read" },
+      classification: { risk: "read", operation: "read", target: "small.txt", categories: [] },
     });
   });
 

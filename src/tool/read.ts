@@ -5,7 +5,7 @@ import { isSecretLikePath } from "../policy/secret-paths.ts";
 import { openChecked, readHead, type OpenedPath } from "../security/files.ts";
 import { displayPath, resolveInRoots } from "../security/roots.ts";
 import { MAX_ARTIFACT_BYTES, parseArtifactUri } from "../store/artifacts.ts";
-import { defineTool, type ToolContext, type ToolOutput } from "./define.ts";
+import { defineTool, escapeTarget, pathTarget, type ToolContext, type ToolOutput, urlTarget } from "./define.ts";
 import { attachMedia, looksBinary, sniffMedia, type MediaKind } from "./media.ts";
 import { isHttpUrl, isOtherUrl, readUrl } from "./read-url.ts";
 
@@ -239,11 +239,11 @@ export const readTool = defineTool({
   // A direct read of a secret-like file (.env, keys, credentials) is its own operation, so
   // policy can ask first. Judged on the name asked for and on where it really leads.
   classify: ({ path }, { roots }) => {
-    if (isHttpUrl(path)) return { risk: "network", operation: "network" };
-    if (path.startsWith("artifact://")) return { risk: "read", operation: "read" };
+    if (isHttpUrl(path)) return { risk: "network", operation: "network", target: urlTarget(path) };
+    if (path.startsWith("artifact://")) return { risk: "read", operation: "read", target: escapeTarget(path) };
     const resolved = roots ? resolveInRoots(roots, path, "read") : undefined;
     const secret = isSecretLikePath(path) || (resolved?.ok === true && isSecretLikePath(resolved.value.relative));
-    return { risk: "read", operation: secret ? "read-secret" : "read" };
+    return { risk: "read", operation: secret ? "read-secret" : "read", target: pathTarget(path, roots) };
   },
   async execute({ path, offset, limit }, ctx) {
     if (isHttpUrl(path)) return readUrl(path, ctx);

@@ -56,7 +56,7 @@ function context(overrides: Partial<ToolContext> = {}): ToolContext {
 async function run(raw: unknown, overrides: Partial<ToolContext> = {}): Promise<ToolResult> {
   const prepared = runTool.prepare(raw);
   if (!prepared.ok) throw new Error(`prepare failed: ${prepared.error}`);
-  expect(prepared.classification).toEqual({ risk: "execute", operation: "execute" });
+  expect(prepared.classification).toMatchObject({ risk: "execute", operation: "execute" });
   return runTool.run(prepared.input, context(overrides));
 }
 
@@ -392,7 +392,10 @@ describe("run: input validation", () => {
 
   test("a valid input is classified as execute; the schema carries descriptions", () => {
     const prepared = runTool.prepare({ command: "ls", cwd: "sub", timeoutMs: 1000 });
-    expect(prepared).toEqual({ ok: true, input: { command: "ls", cwd: "sub", timeoutMs: 1000 }, classification: { risk: "execute", operation: "execute" } });
+    expect(prepared).toEqual({ ok: true, input: { command: "ls", cwd: "sub", timeoutMs: 1000 }, classification: { risk: "execute", operation: "execute", target: "ls", categories: ["shell"] } });
+    // The target is the command, whitespace normalized; a command that reaches the network says so.
+    expect(runTool.prepare({ command: "  FOO=1   git push   origin " })).toMatchObject({ ok: true, classification: { target: "FOO=1 git push origin", categories: ["shell", "network"] } });
+    expect(runTool.prepare({ command: "echo 'curl   x'" })).toMatchObject({ ok: true, classification: { target: "echo 'curl   x'", categories: ["shell"] } });
     const properties = runTool.inputSchema.properties as Record<string, { description?: string }>;
     for (const name of ["command", "cwd", "timeoutMs"]) expect(properties[name]?.description).toBeTruthy();
     expect(runTool.inputSchema.required).toEqual(["command"]);

@@ -31,6 +31,8 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import type { Readable } from "node:stream";
 import { z } from "zod";
+import { reachesNetwork } from "../policy/network-command.ts";
+import { normalizeCommand } from "../policy/shell-words.ts";
 import { SECRET_ENV_NAME } from "../security/redact-rules.ts";
 import { resolveInRoots } from "../security/roots.ts";
 import type { Env } from "../util/env.ts";
@@ -193,7 +195,9 @@ export const runTool = defineTool({
   description:
     "Run one shell command and return its exit status and combined stdout/stderr. Long output is cut to head and tail with an artifact:// reference to the full text. Background processes are stopped when the command ends.",
   input,
-  classify: () => ({ risk: "execute", operation: "execute" }),
+  // The command is the target (so "always" covers this command only); one that plainly reaches
+  // the network says so, for the one asked to approve it. The policy is the same either way.
+  classify: ({ command }) => ({ risk: "execute", operation: "execute", target: normalizeCommand(command), categories: reachesNetwork(command) ? ["shell", "network"] : ["shell"] }),
   async execute(args, ctx) {
     const cwd = resolveCwd(ctx.roots, args.cwd);
     const env = { ...commandEnvironment(ctx.env), PWD: cwd };

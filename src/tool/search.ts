@@ -111,7 +111,7 @@ export const searchTool = defineTool({
   name: "search",
   description: "Search the public web (Brave Search). Returns titles, URLs and snippets; read a URL for the page itself.",
   input,
-  classify: () => ({ risk: "network", operation: "network" }),
+  classify: () => ({ risk: "network", operation: "network", target: "web-search" }),
   async execute({ query, count }, ctx) {
     const access = ctx.webSearch;
     if (!access || !ctx.network) throw new Error("web search is not available in this context");

@@ -31,3 +31,19 @@ test("touching secrets, git control files or zero's config is write-sensitive", 
   expect(op({ operation: "patch", patch: copy })).toBe("write-sensitive");
   expect(op({ operation: "write", path: "docs/git-notes.md" })).toBe("write-edit");
 });
+
+test("targets: the canonical paths a call changes, one per line", () => {
+  const target = (value: Parameters<typeof classifyWrite>[0]) => classifyWrite(value, { roots }).target;
+  expect(target({ operation: "write", path: "src/../a.ts" })).toBe("a.ts");
+  expect(target({ operation: "edit", path: "./src/a.ts" })).toBe("src/a.ts");
+  // write and edit follow a link to what it names; move and delete act on the link itself.
+  expect(target({ operation: "write", path: "innocent.txt" })).toBe(".env");
+  expect(target({ operation: "delete", path: "innocent.txt" })).toBe("innocent.txt");
+  expect(target({ operation: "move", path: "innocent.txt", to: "docs/x.txt" })).toBe("innocent.txt\ndocs/x.txt");
+  expect(target({ operation: "write", path: "/tmp/outside.txt" })).toBe("/tmp/outside.txt");
+  expect(target({ operation: "write", path: "odd\nname" })).toBe("odd\\nname");
+  const patch = ["--- a/src/a.ts", "+++ b/src/a.ts", "@@ -1 +1 @@", "-x", "+y", "--- a/src/b.ts", "+++ b/src/b.ts", "@@ -1 +1 @@", "-x", "+y", ""].join("\n");
+  expect(target({ operation: "patch", patch })).toBe("src/a.ts\nsrc/b.ts");
+  // Different files never share a target, so an "always" for one never covers the other.
+  expect(target({ operation: "edit", path: "a.ts" })).not.toBe(target({ operation: "edit", path: "b.ts" }));
+});

@@ -74,7 +74,7 @@ describe("write: input schema and classification", () => {
       ["move", "write-move"],
     ];
     for (const [operation, expected] of cases) {
-      expect(classifyWrite({ operation: operation as "write" })).toEqual({ risk: "write", operation: expected as "write-edit" });
+      expect(classifyWrite({ operation: operation as "write" })).toEqual({ risk: "write", operation: expected as "write-edit", target: "" });
     }
     const prepared = writeTool.prepare({ operation: "move", path: "a", to: "b" });
     expect(prepared.ok && prepared.classification.operation).toBe("write-move");

@@ -12,7 +12,7 @@ import { dirname } from "node:path";
 import { z } from "zod";
 import { isSecretLikePath } from "../policy/secret-paths.ts";
 import { displayPath, resolveInRoots, type Roots } from "../security/roots.ts";
-import { type Classification, type ClassifyScope, defineTool, type ToolOutput } from "./define.ts";
+import { type ClassifyResult, type ClassifyScope, defineTool, pathTarget, pathsTarget, type ToolOutput } from "./define.ts";
 import { countLines, diffName, diffTexts, withInlineDiff } from "./write-diff.ts";
 import { applyEdit } from "./write-edit.ts";
 import { confirmUnchanged, decodeText, ensureDirectory, inspectTarget, lstatOrUndefined, resolveForWrite, writeFileAtomic } from "./write-fs.ts";
@@ -160,12 +160,29 @@ function touchedPaths(value: Pick<WriteInput, "operation" | "path" | "to" | "pat
  * configuration is `write-sensitive`: asked even in accept-edits mode (moving
  * .env elsewhere would otherwise be a way around asking to read it).
  */
-export function classifyWrite(value: Pick<WriteInput, "operation" | "path" | "to" | "patch">, scope: ClassifyScope = {}): Classification {
+export function classifyWrite(value: Pick<WriteInput, "operation" | "path" | "to" | "patch">, scope: ClassifyScope = {}): ClassifyResult {
+  const target = writeTarget(value, scope.roots);
   const sensitive = touchedPaths(value, scope.roots).some((p) => isSecretLikePath(p) || CONTROL_PATH.test(p.replace(/^\.\//, "")));
-  if (sensitive) return { risk: "write", operation: "write-sensitive" };
-  if (value.operation === "delete") return { risk: "write", operation: "write-delete" };
-  if (value.operation === "move") return { risk: "write", operation: "write-move" };
-  return { risk: "write", operation: "write-edit" };
+  if (sensitive) return { risk: "write", operation: "write-sensitive", target };
+  if (value.operation === "delete") return { risk: "write", operation: "write-delete", target };
+  if (value.operation === "move") return { risk: "write", operation: "write-move", target };
+  return { risk: "write", operation: "write-edit", target };
+}
+
+/**
+ * The canonical paths a call changes, one per line: move and delete act on the entry itself
+ * (a link, not what it points to), like `resolveEntry`; a patch names every file in its diff.
+ */
+function writeTarget(value: Pick<WriteInput, "operation" | "path" | "to" | "patch">, roots: Roots | undefined): string {
+  const entry = value.operation === "move" || value.operation === "delete";
+  const paths: string[] = [];
+  if (value.path !== undefined) paths.push(pathTarget(value.path, roots, entry ? "entry" : "path"));
+  if (value.to !== undefined) paths.push(pathTarget(value.to, roots, "entry"));
+  if (value.operation === "patch" && value.patch !== undefined) {
+    const inspected = inspectPatch(value.patch);
+    if (inspected.ok) paths.push(...inspected.value.paths.map((p) => pathTarget(p, roots)));
+  }
+  return pathsTarget(paths);
 }
 
 export const writeTool = defineTool({
