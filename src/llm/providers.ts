@@ -53,6 +53,37 @@ export function resolveApiKey(model: ResolvedModel, env: Env): string | undefine
   return undefined;
 }
 
+/**
+ * The environment variable a model's key is read from, as resolveApiKey picks it: apiKeyEnv,
+ * else the provider's canonical variable when it is set (the gateway may use its OIDC token).
+ * For failure messages; undefined when no variable is involved.
+ */
+export function apiKeyEnvName(model: ResolvedModel, env: Env): string | undefined {
+  if (model.apiKeyEnv) return model.apiKeyEnv;
+  const canonical = PROVIDER_DEFAULTS[model.type].keyEnv;
+  if (canonical && env[canonical]) return canonical;
+  if (model.type === "gateway" && env.VERCEL_OIDC_TOKEN) return "VERCEL_OIDC_TOKEN";
+  return undefined;
+}
+
+/** Where the SDK packages send requests when no baseURL is configured. */
+const SDK_DEFAULT_ENDPOINTS: Partial<Record<ProviderType, string>> = {
+  openai: "https://api.openai.com/v1",
+  anthropic: "https://api.anthropic.com/v1",
+  gateway: "https://ai-gateway.vercel.sh/v4/ai",
+};
+
+/** The host (and port) a model's requests go to, for messages: never a path, query or credentials. */
+export function endpointHost(model: ResolvedModel): string | undefined {
+  const url = model.baseURL ?? PROVIDER_DEFAULTS[model.type].baseURL ?? SDK_DEFAULT_ENDPOINTS[model.type];
+  if (!url) return undefined;
+  try {
+    return new URL(url).host || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Checks flag or config overrides against what the model declares, before any request. */
 export function validateModelOptions(model: ResolvedModel, effort: ReasoningEffort | undefined, speed: Speed | undefined): void {
   if (effort !== undefined && effort !== "default" && !supportedEfforts(model).includes(effort)) {

@@ -19,6 +19,7 @@ function normalize(stdout: string): string {
   return stdout
     .replace(/run_\d{8}_[0-9a-z]+/g, "RUN_ID")
     .replace(/zero_\d{14}_[0-9a-z]+/g, "SESSION_ID")
+    .replace(/127\.0\.0\.1:\d+/g, "PROVIDER_HOST")
     .split(sandbox.workspace)
     .join("WORKSPACE");
 }

@@ -1,7 +1,7 @@
 import { expect, test } from "bun:test";
-import type { FakeProvider } from "../support/fake-provider.ts";
+import { UNRESOLVABLE_URL, type FakeProvider } from "../support/fake-provider.ts";
 import { useFakeProviderAndSandbox } from "../support/e2e-hooks.ts";
-import { fakeConfig, makeSandbox, runZero, type Sandbox } from "../support/cli.ts";
+import { fakeConfig, jsonLines, makeSandbox, runZero, type Sandbox } from "../support/cli.ts";
 
 let fake: FakeProvider;
 let sandbox: Sandbox;
@@ -95,5 +95,43 @@ test("openai-codex models are refused clearly, before any request", async () => 
   const result = await runZero(["run", "x"], { sandbox });
   expect(result.code).toBe(2);
   expect(result.stderr).toContain("does not support yet");
+  expect(fake.requests).toHaveLength(0);
+});
+
+test("OpenAI Responses: a commentary message and the final answer are separate paragraphs", async () => {
+  sandbox.writeUserConfig(fakeConfig(fake.url, "responses"));
+  fake.script([{ commentary: ["Let me look ", "at the README."], text: ["It is a ", "sample project."] }]);
+  const human = await runZero(["run", "x"], { sandbox, env: { FAKE_KEY: "k" } });
+  expect(human.code).toBe(0);
+  expect(human.stdout).toBe("Let me look at the README.\n\nIt is a sample project.\n");
+
+  fake.script([{ commentary: "Checking.", text: "Done." }]);
+  const json = await runZero(["run", "--json", "x"], { sandbox, env: { FAKE_KEY: "k" } });
+  const events = jsonLines(json.stdout);
+  const streamed = events.filter((e) => e.type === "message.delta").map((e) => e.text as string);
+  expect(streamed.join("")).toBe("Checking.\n\nDone.");
+  // The break rides on the first delta of the second message: surfaces need no extra event.
+  expect(streamed.some((text) => text.startsWith("\n\n"))).toBe(true);
+  expect(events.at(-1)!).toMatchObject({ type: "run.completed", status: "completed", text: "Checking.\n\nDone." });
+});
+
+test("Anthropic: two text blocks of one reply are separate paragraphs too", async () => {
+  sandbox.writeUserConfig(fakeConfig(fake.url, "anthropic"));
+  fake.script([{ commentary: "First block.", text: "Second block." }]);
+  const result = await runZero(["run", "x"], { sandbox, env: { FAKE_KEY: "k" } });
+  expect(result.code).toBe(0);
+  expect(result.stdout).toBe("First block.\n\nSecond block.\n");
+});
+
+test("Vercel AI Gateway: a name that does not resolve is 'provider unreachable', not an invalid response", async () => {
+  // The gateway wraps the DNS failure as "Gateway request failed" with a made-up 500. The run
+  // deadline ends the test during the first backoff; the retry event shows the classification.
+  sandbox.writeUserConfig(withModel({ provider: "gateway", model: "openai/gpt-5.3-codex", baseURL: UNRESOLVABLE_URL }, { limits: { runTimeoutMs: 1500 } }));
+  const result = await runZero(["run", "--json", "x"], { sandbox, env: { AI_GATEWAY_API_KEY: "gw-key" } });
+  const events = jsonLines(result.stdout);
+  const retry = events.find((e) => e.type === "provider.retry")!;
+  expect(retry.error).toMatchObject({ category: "unavailable", statusCode: null });
+  expect(retry.error.message).toBe("provider unreachable for model 'fake' at fake-provider.invalid: Gateway request failed: getaddrinfo ENOTFOUND fake-provider.invalid");
+  expect(result.code).toBe(4); // the deadline, not an invalid-response failure
   expect(fake.requests).toHaveLength(0);
 });

@@ -20,6 +20,10 @@ export type Plan = {
   created: number; // unix seconds
   reasoning: string[];
   text: string[];
+  /** A separate text block before `text` (Responses: a "commentary" message item). */
+  commentary: string[];
+  /** The model refuses with this explanation (see FakeReply.refusal). */
+  refusal?: string;
   calls: Array<{ id: string; name: string; args: string; pieces: string[] }>;
   usage: FakeUsage;
   includeUsage: boolean; // chat: body.stream_options.include_usage
@@ -84,10 +88,13 @@ function gateway(p: Plan): Chunk[] {
     for (const delta of p.reasoning) b.delta({ type: "reasoning-delta", id: "r0", delta });
     b.ev({ type: "reasoning-end", id: "r0" });
   }
-  if (p.text.length > 0) {
-    b.ev({ type: "text-start", id: "t0" });
-    for (const delta of p.text) b.delta({ type: "text-delta", id: "t0", delta });
-    b.ev({ type: "text-end", id: "t0" });
+  const refusal = split(p.refusal);
+  const blocks: Array<[id: string, deltas: string[]]> = [["tc", p.commentary], ["t0", [...p.text, ...refusal]]];
+  for (const [id, deltas] of blocks) {
+    if (deltas.length === 0) continue;
+    b.ev({ type: "text-start", id });
+    for (const delta of deltas) b.delta({ type: "text-delta", id, delta });
+    b.ev({ type: "text-end", id });
   }
   for (const call of p.calls) {
     b.ev({ type: "tool-input-start", id: call.id, toolName: call.name });
@@ -99,7 +106,10 @@ function gateway(p: Plan): Chunk[] {
   const reasoning = p.usage.reasoning ?? 0;
   b.ev({
     type: "finish",
-    finishReason: { unified: p.calls.length > 0 ? "tool-calls" : "stop", raw: p.calls.length > 0 ? "tool_calls" : "stop" },
+    finishReason:
+      p.refusal !== undefined
+        ? { unified: "content-filter", raw: "refusal" }
+        : { unified: p.calls.length > 0 ? "tool-calls" : "stop", raw: p.calls.length > 0 ? "tool_calls" : "stop" },
     usage: {
       inputTokens: { total: p.usage.input, noCache: p.usage.input - cached, cacheRead: cached, cacheWrite: 0 },
       outputTokens: { total: p.usage.output, text: p.usage.output - reasoning, reasoning },
@@ -134,16 +144,31 @@ function responses(p: Plan): Chunk[] {
       ev({ type: "response.reasoning_summary_part.done", ...at, part: { type: "summary_text", text } });
     });
   }
-  if (p.text.length) {
-    const id = `msg_${p.n}`, at = { item_id: id, output_index: output.length, content_index: 0 };
-    const text = p.text.join("");
-    const msg = { id, type: "message", role: "assistant" };
+  // Each text block is its own output message item (commentary first, like a real Responses stream).
+  const message = (id: string, deltas: string[], phase: "commentary" | "final_answer" | undefined) => {
+    const at = { item_id: id, output_index: output.length, content_index: 0 };
+    const text = deltas.join("");
+    const msg = { id, type: "message", role: "assistant", ...(phase ? { phase } : {}) };
     const part = (t: string) => ({ type: "output_text", text: t, annotations: [], logprobs: [] });
     item(at.output_index, { ...msg, status: "in_progress", content: [] }, { ...msg, status: "completed", content: [part(text)] }, () => {
       ev({ type: "response.content_part.added", ...at, part: part("") });
-      for (const d of p.text) delta({ type: "response.output_text.delta", ...at, delta: d, logprobs: [] });
+      for (const d of deltas) delta({ type: "response.output_text.delta", ...at, delta: d, logprobs: [] });
       ev({ type: "response.output_text.done", ...at, text, logprobs: [] });
       ev({ type: "response.content_part.done", ...at, part: part(text) });
+    });
+  };
+  if (p.commentary.length) message(`msg_${p.n}_commentary`, p.commentary, "commentary");
+  if (p.text.length) message(`msg_${p.n}`, p.text, p.commentary.length ? "final_answer" : undefined);
+  if (p.refusal !== undefined) {
+    // A refusal is a message whose content part has type "refusal" (streamed as refusal deltas).
+    const id = `msg_${p.n}_refusal`, at = { item_id: id, output_index: output.length, content_index: 0 };
+    const msg = { id, type: "message", role: "assistant" };
+    const part = (t: string) => ({ type: "refusal", refusal: t });
+    item(at.output_index, { ...msg, status: "in_progress", content: [] }, { ...msg, status: "completed", content: [part(p.refusal)] }, () => {
+      ev({ type: "response.content_part.added", ...at, part: part("") });
+      for (const d of split(p.refusal)) delta({ type: "response.refusal.delta", ...at, delta: d });
+      ev({ type: "response.refusal.done", ...at, refusal: p.refusal! });
+      ev({ type: "response.content_part.done", ...at, part: part(p.refusal!) });
     });
   }
   p.calls.forEach((call, i) => {
@@ -176,12 +201,14 @@ function chat(p: Plan): Chunk[] {
   b.ev(c({ role: "assistant", content: p.text.length ? "" : null }));
   b.cut();
   for (const d of p.reasoning) b.delta(c({ reasoning_content: d }));
-  for (const d of p.text) b.delta(c({ content: d }));
+  // Chat has one text stream: commentary is just more content before the text.
+  for (const d of [...p.commentary, ...p.text]) b.delta(c({ content: d }));
+  for (const d of split(p.refusal)) b.delta(c({ refusal: d }));
   p.calls.forEach((call, index) => {
     b.ev(c({ tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: "" } }] }));
     for (const d of call.pieces) b.delta(c({ tool_calls: [{ index, function: { arguments: d } }] }));
   });
-  b.ev(c({}, p.calls.length ? "tool_calls" : "stop"));
+  b.ev(c({}, p.refusal !== undefined ? "content_filter" : p.calls.length ? "tool_calls" : "stop"));
   if (p.includeUsage) {
     const u = p.usage;
     b.ev({
@@ -220,14 +247,18 @@ function anthropic(p: Plan): Chunk[] {
     const deltas = p.reasoning.map((thinking) => ({ type: "thinking_delta", thinking }));
     block({ type: "thinking", thinking: "", signature: "" }, deltas, { type: "signature_delta", signature: `fake-signature-${p.n}` });
   }
-  if (p.text.length) block({ type: "text", text: "" }, p.text.map((text) => ({ type: "text_delta", text })));
+  for (const deltas of [p.commentary, p.text]) if (deltas.length) block({ type: "text", text: "" }, deltas.map((text) => ({ type: "text_delta", text })));
   for (const call of p.calls) {
     const deltas = call.pieces.map((partial_json) => ({ type: "input_json_delta", partial_json }));
     block({ type: "tool_use", id: call.id, name: call.name, input: {} }, deltas);
   }
   const usage: Record<string, unknown> = { ...input, output_tokens: p.usage.output };
   if (p.usage.reasoning != null) usage.output_tokens_details = { thinking_tokens: p.usage.reasoning };
-  b.ev({ type: "message_delta", delta: { stop_reason: p.calls.length ? "tool_use" : "end_turn", stop_sequence: null }, usage });
+  // A refusal sends no text of its own: its explanation rides in stop_details.
+  const stop = p.refusal !== undefined
+    ? { stop_reason: "refusal", stop_sequence: null, stop_details: { type: "refusal", category: "cyber", explanation: p.refusal } }
+    : { stop_reason: p.calls.length ? "tool_use" : "end_turn", stop_sequence: null };
+  b.ev({ type: "message_delta", delta: stop, usage });
   b.ev({ type: "message_stop" });
   return b.cut();
 }
@@ -249,14 +280,36 @@ const OPENAI_ERRORS: Record<number, [type: string, code: string | null]> = {
   429: ["requests", "rate_limit_exceeded"],
 };
 
-/** Error JSON in the protocol's real shape ("other" uses the OpenAI shape). */
-export function errorBody(protocol: Protocol, status: number, message: string): unknown {
+/**
+ * Error JSON in the protocol's real shape ("other" uses the OpenAI shape). `override` replaces the
+ * error's type and code (e.g. OpenAI's `insufficient_quota` 429; Anthropic has no code).
+ */
+export function errorBody(protocol: Protocol, status: number, message: string, override: { type?: string; code?: string | null } = {}): unknown {
   if (protocol === "anthropic") {
-    const type = ANTHROPIC_ERROR_TYPES[status] ?? (status >= 500 ? "api_error" : "invalid_request_error");
+    const type = override.type ?? ANTHROPIC_ERROR_TYPES[status] ?? (status >= 500 ? "api_error" : "invalid_request_error");
     return { type: "error", error: { type, message }, request_id: "req_fake" };
   }
   const [type, code] = OPENAI_ERRORS[status] ?? (status >= 500 ? ["server_error", null] : ["invalid_request_error", null]);
-  return { error: { message, type, param: null, code } };
+  return { error: { message, type: override.type ?? type, param: null, code: override.code !== undefined ? override.code : code } };
+}
+
+/** An error reported inside a stream that already started (the HTTP status was 200). */
+export type StreamErrorSpec = { type?: string; message?: string; code?: string | null };
+
+/**
+ * The protocol's in-stream error event: Anthropic `event: error` (default `overloaded_error`),
+ * Responses `error`, Chat `{"error": …}`, the gateway's `error` stream part.
+ */
+export function streamErrorEvent(protocol: Protocol, spec: StreamErrorSpec): string {
+  const type = spec.type ?? (protocol === "anthropic" ? "overloaded_error" : "server_error");
+  const message = spec.message ?? (type === "overloaded_error" ? "Overloaded" : "fake provider: stream error");
+  if (protocol === "anthropic") return `event: error\ndata: ${JSON.stringify({ type: "error", error: { type, message } })}\n\n`;
+  if (protocol === "responses") {
+    const event = { type: "error", sequence_number: 10_000, error: { type, code: spec.code ?? null, message, param: null } };
+    return `event: error\ndata: ${JSON.stringify(event)}\n\n`;
+  }
+  if (protocol === "gateway") return `data: ${JSON.stringify({ type: "error", error: { type, message } })}\n\n`;
+  return `data: ${JSON.stringify({ error: { message, type, param: null, code: spec.code ?? null } })}\n\n`;
 }
 
 /** GET /v1/models: OpenAI list shape, with Anthropic's fields mixed in. */

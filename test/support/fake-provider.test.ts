@@ -1,11 +1,11 @@
 // Drives the fake provider with the real AI SDK adapters, in-process.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { APICallError, RetryError, generateText, streamText, tool, type LanguageModel } from "ai";
+import { APICallError, RetryError, StreamProviderError, generateText, streamText, tool, type LanguageModel } from "ai";
 import { createAnthropic } from "@ai-sdk/anthropic";
 import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { z } from "zod";
-import { startFakeProvider, type FakeProvider, type FakeTurn } from "./fake-provider.ts";
+import { UNRESOLVABLE_URL, startFakeProvider, type FakeProvider, type FakeTurn } from "./fake-provider.ts";
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
 
@@ -242,6 +242,48 @@ describe.each(PROTOCOLS)("$name protocol", (proto) => {
     expect(String(error.message) + String(error.cause?.message)).toMatch(/ECONNRESET|closed|Failed to process/);
   });
 
+  test("commentary is a text block of its own before the text (one stream on chat)", async () => {
+    script({ commentary: "Looking.", text: "Answer." });
+    const r = await run(model());
+    expect(r.text).toBe("Looking.Answer."); // the SDK itself does not separate blocks
+    const starts = r.parts.filter((p) => p.part.type === "text-start").length;
+    expect(starts).toBe(proto.name === "chat" ? 1 : 2);
+  });
+
+  test("refusal ends with finish reason content-filter and carries the explanation", async () => {
+    script({ refusal: "I can't help with that." });
+    const r = await run(model());
+    expect(r.errors).toEqual([]);
+    const step = r.parts.map((p) => p.part).find((p) => p.type === "finish-step");
+    expect(step.finishReason).toBe("content-filter");
+    if (proto.name === "anthropic") {
+      expect(step.rawFinishReason).toBe("refusal");
+      expect(step.providerMetadata.anthropic.stopDetails).toMatchObject({ type: "refusal", explanation: "I can't help with that." });
+      expect(r.text).toBe("");
+    } else {
+      expect(r.text).toBe("I can't help with that."); // refusal text streams as text
+    }
+  });
+
+  test("streamError sends deltas, then the protocol's error event mid-stream", async () => {
+    script({ text: ["one ", "two ", "three"], streamError: { afterChunks: 1, type: "overloaded_error", message: "Overloaded" } });
+    const r = await run(model(), { maxRetries: 0 });
+    expect(r.textDeltas).toEqual(["one "]);
+    expect(r.errors.length).toBe(1);
+    expect(StreamProviderError.isInstance(r.errors[0])).toBe(true);
+    expect(r.errors[0].message).toBe("Overloaded");
+    if (proto.name === "anthropic") expect([r.errors[0].statusCode, r.errors[0].isRetryable]).toEqual([529, true]);
+  });
+
+  test("an error turn's type and code replace the protocol's defaults", async () => {
+    script({ kind: "error", status: 429, message: "You exceeded your current quota", type: "insufficient_quota", code: "insufficient_quota" });
+    const r = await run(model(), { maxRetries: 0 });
+    const body = JSON.parse(r.errors[0].responseBody);
+    expect(proto.name === "anthropic" ? body.error.type : [body.error.type, body.error.code]).toEqual(
+      proto.name === "anthropic" ? "insufficient_quota" : ["insufficient_quota", "insufficient_quota"],
+    );
+  });
+
   test("chunkDelayMs spreads the deltas out in time", async () => {
     script({ text: ["a", "b", "c", "d"], chunkDelayMs: 40 });
     const r = await run(model());
@@ -348,6 +390,15 @@ describe("retries and script handling", () => {
     } finally {
       await own.close();
     }
+  });
+
+  test("UNRESOLVABLE_URL fails locally and fast (ENOTFOUND), with no request anywhere", async () => {
+    const started = performance.now();
+    const r = await run(PROTOCOLS[0]!.model(UNRESOLVABLE_URL), { maxRetries: 0 });
+    expect(performance.now() - started).toBeLessThan(2000);
+    const error: any = r.thrown ?? r.errors[0];
+    expect(error.code).toBe("ENOTFOUND");
+    expect(error.message).toContain("getaddrinfo ENOTFOUND");
   });
 
   test("waitForRequests times out with a clear message", async () => {

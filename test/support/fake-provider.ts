@@ -27,6 +27,16 @@
  *   hang/drop just before the final events (finish reason + usage).
  * - Script exhausted: HTTP 500 "fake provider: script exhausted" with header
  *   `retry-after-ms: 0`, so the SDK's retries of it are immediate.
+ * - `streamError: { afterChunks }` sends that many deltas, then the protocol's
+ *   in-stream error event (0 = right after the preamble, which the Anthropic
+ *   and Responses adapters still turn into an APICallError before any output).
+ *   `refusal` and `commentary` script a refusal and a second text block; an
+ *   error's `type`/`code` script e.g. an `insufficient_quota` 429.
+ * - UNRESOLVABLE_URL: a base URL under `.invalid` for DNS failures (no network).
+ * - Mid-stream failures reach streamText as StreamProviderError (statusCode and
+ *   isRetryable inferred from the provider's error type, e.g. Anthropic
+ *   `overloaded_error` → 529, retryable); a DNS failure is a bare TypeError
+ *   (code ENOTFOUND), which the SDK does not wrap or retry.
  *
  * ---- What AI SDK 7 (ai@7.0.173, provider-utils 5.0.81) does on HTTP errors ----
  * - `maxRetries` (streamText/generateText) defaults to 2: up to 3 HTTP attempts.
@@ -67,7 +77,13 @@
  *   stream with an `abort` part. Without an `onError` option streamText also
  *   console.error()s every error, so tests should pass `onError: () => {}`.
  */
-import { encodeReply, errorBody, modelList, split, type Plan, type Protocol } from "./fake-provider-wire.ts";
+import { encodeReply, errorBody, modelList, split, streamErrorEvent, type Plan, type Protocol, type StreamErrorSpec } from "./fake-provider-wire.ts";
+
+/**
+ * A base URL whose host never resolves (RFC 6761 reserves `.invalid`): the resolver fails
+ * locally and at once (ENOTFOUND), no network is touched. For "no DNS / no network" tests.
+ */
+export const UNRESOLVABLE_URL = "http://fake-provider.invalid/v1";
 
 export type FakeToolCall = { name: string; args: unknown; id?: string };
 export type FakeUsage = { input: number; output: number; reasoning?: number; cached?: number };
@@ -80,8 +96,27 @@ export type FakeReply = {
   chunkDelayMs?: number;
   stallAfterChunks?: number;
   dropAfterChunks?: number;
+  /**
+   * A separate text block before `text`: Responses sends it as its own output message (phase
+   * "commentary", then "final_answer"), Anthropic and the gateway as another text block; Chat has
+   * one text stream, so there it is just more content before `text`.
+   */
+  commentary?: string | string[];
+  /**
+   * The model refuses, explaining why: Anthropic stop_reason "refusal" with
+   * stop_details.explanation (no text of its own), Chat `delta.refusal` deltas and finish_reason
+   * "content_filter", Responses a message with a refusal content part, the gateway text deltas
+   * and finish reason content-filter. `text` still streams before it.
+   */
+  refusal?: string;
+  /**
+   * After this many content chunks, the protocol's in-stream error event (Anthropic `event: error`
+   * with `overloaded_error` by default) ends the stream: HTTP 200, then an error mid-stream.
+   */
+  streamError?: StreamErrorSpec & { afterChunks: number };
 };
-export type FakeError = { kind: "error"; status: number; message?: string; headers?: Record<string, string> };
+/** `type`/`code` replace the error JSON's (e.g. `{ status: 429, code: "insufficient_quota", type: "insufficient_quota" }`). */
+export type FakeError = { kind: "error"; status: number; message?: string; headers?: Record<string, string>; type?: string; code?: string | null };
 export type FakeStall = { kind: "stall" };
 export type FakeTurn = FakeReply | FakeError | FakeStall;
 export type RecordedRequest = {
@@ -134,8 +169,8 @@ export async function startFakeProvider(options: { turns?: TurnSource[]; fallbac
   let callSeq = 0;
   let closed = false;
 
-  const errorResponse = (protocol: Protocol, status: number, message: string, headers?: Record<string, string>) =>
-    json(status, errorBody(protocol, status, message), headers);
+  const errorResponse = (protocol: Protocol, status: number, message: string, headers?: Record<string, string>, override?: { type?: string; code?: string | null }) =>
+    json(status, errorBody(protocol, status, message, override), headers);
 
   // A stall before the headers: resolves (into the void) once the client aborts.
   const stall = (req: Request) =>
@@ -156,6 +191,8 @@ export async function startFakeProvider(options: { turns?: TurnSource[]; fallbac
       created: Math.floor(Date.now() / 1000),
       reasoning: split(turn.reasoning),
       text: split(turn.text),
+      commentary: split(turn.commentary),
+      ...(turn.refusal !== undefined ? { refusal: turn.refusal } : {}),
       calls: (turn.toolCalls ?? []).map((call) => {
         const args = typeof call.args === "string" ? call.args : JSON.stringify(call.args ?? {});
         return { id: call.id ?? `call_${++callSeq}`, name: call.name, args, pieces: split(args) };
@@ -163,7 +200,16 @@ export async function startFakeProvider(options: { turns?: TurnSource[]; fallbac
       usage: turn.usage ?? { input: 10, output: 5 },
       includeUsage: rec.body?.stream_options?.include_usage === true,
     };
-    const chunks = encodeReply(protocol, plan);
+    let chunks = encodeReply(protocol, plan);
+    if (turn.streamError) {
+      // Keep the preamble and the first `afterChunks` content chunks, then the error event ends the stream.
+      let seen = 0;
+      const end = chunks.findIndex((chunk) => chunk.content && ++seen > turn.streamError!.afterChunks);
+      // Fewer content chunks than that: all of them, but not the finish events after the last one.
+      const lastContent = chunks.findLastIndex((chunk) => chunk.content);
+      const kept = end === -1 ? chunks.slice(0, Math.max(1, lastContent + 1)) : chunks.slice(0, Math.max(chunks[0]?.content ? 0 : 1, end));
+      chunks = [...kept, { text: streamErrorEvent(protocol, turn.streamError), content: false }];
+    }
     const delay = turn.chunkDelayMs ?? 0;
     const stallAt = turn.stallAfterChunks;
     const dropAt = turn.dropAfterChunks;
@@ -247,7 +293,10 @@ export async function startFakeProvider(options: { turns?: TurnSource[]; fallbac
     } catch (error) {
       return errorResponse(protocol, 500, `fake provider: turn function threw: ${error instanceof Error ? error.message : String(error)}`);
     }
-    if (turn.kind === "error") return errorResponse(protocol, turn.status, turn.message ?? `fake provider: HTTP ${turn.status}`, turn.headers);
+    if (turn.kind === "error") {
+      const override = { ...(turn.type !== undefined ? { type: turn.type } : {}), ...(turn.code !== undefined ? { code: turn.code } : {}) };
+      return errorResponse(protocol, turn.status, turn.message ?? `fake provider: HTTP ${turn.status}`, turn.headers, override);
+    }
     if (turn.kind === "stall") return stall(req);
     const response = reply(protocol, turn, rec);
     rec.answeredAt = performance.timeOrigin + performance.now();
