@@ -11,7 +11,7 @@ export type CallGuards = { toolCalls: number; lastSignature: string; repeats: nu
 /** How many identical consecutive calls stop a run. */
 export const REPETITION_LIMIT = 3;
 
-export type Answered = { part: ToolResultPart; stop?: StopReason };
+export type Answered = { part: ToolResultPart; state: ToolStatus; stop?: StopReason };
 
 /** A call after admission: answered already (refused, denied, invalid) or ready to run. */
 export type Admitted =
@@ -51,7 +51,7 @@ function modelOutput(input: LoopInput, result: ToolResult): ToolResultOutput {
     type: "content",
     value: [
       { type: "text", text },
-      ...accepted.map((m) => ({ type: "file", mediaType: m.mediaType, data: { type: "data", data: m.data }, ...(m.filename ? { filename: m.filename } : {}) })),
+      ...accepted.map((m) => ({ type: "file" as const, mediaType: m.mediaType, data: m.data, ...(m.filename ? { filename: m.filename } : {}) })),
     ],
   };
 }
@@ -79,6 +79,8 @@ export async function admitCall(
     input: call.input ?? null,
     risk: classification?.risk ?? null,
     operation: classification?.operation ?? null,
+    target: classification?.target ?? null,
+    categories: classification ? [...classification.categories] : null,
   });
 
   const started = performance.now();
@@ -95,7 +97,7 @@ export async function admitCall(
       ...(extra.diff !== undefined ? { diff: extra.diff } : {}),
       ...(extra.redactions ? { redactions: extra.redactions } : {}),
     });
-    return { part: { type: "tool-result", toolCallId: call.callId, toolName: call.tool, output }, ...(extra.stop ? { stop: extra.stop } : {}) };
+    return { part: { type: "tool-result", callId: call.callId, tool: call.tool, output }, state: status, ...(extra.stop ? { stop: extra.stop } : {}) };
   };
   const done = (answered: Answered): Admitted => ({ kind: "answered", answered });
   const fail = (text: string, stop?: StopReason) => done(answer("failed", { type: "error-text", value: text }, text, stop ? { stop } : {}));
@@ -118,6 +120,7 @@ export async function admitCall(
     return fail(`not executed: ${message}`, "max_tool_calls");
   }
   guards.toolCalls += 1;
+  input.campaign?.charge({ toolCalls: 1 });
 
   if (call.invalid !== undefined && !tool) {
     return fail(`tool '${call.tool}' is not available to agent ${input.agent} (allowed: ${[...input.tools.keys()].join(", ") || "none"})`);
@@ -132,16 +135,17 @@ export async function admitCall(
   if (!prepared || !prepared.ok) return fail(prepared?.error ?? `invalid call to ${call.tool}`);
 
   const { risk, operation } = prepared.classification;
-  const verdict = evaluate(input.rules, { tool: call.tool, risk, operation }, input.permissionMode);
+  const { target, categories } = prepared.classification;
+  const verdict = evaluate(input.rules, { tool: call.tool, risk, operation, target, categories }, input.permissionMode);
   let allowed = verdict.decision === "allow";
   let reason = verdict.reason;
-  if (verdict.decision === "ask" && input.approvals.remembered({ tool: call.tool, risk, operation })) {
+  if (verdict.decision === "ask" && input.approvals.remembered({ tool: call.tool, risk, operation, target })) {
     allowed = true;
     reason = "allowed earlier for this session";
     input.emit({ type: "permission.decided", callId: call.callId, tool: call.tool, decision: "allow", source: "session", reason });
   } else if (verdict.decision === "ask") {
-    input.emit({ type: "permission.requested", callId: call.callId, tool: call.tool, risk, operation, permissionMode: input.permissionMode, reason });
-    const result = await input.approvals.request({ callId: call.callId, tool: call.tool, risk, operation, reason, input: prepared.input }, input.signal);
+    input.emit({ type: "permission.requested", callId: call.callId, tool: call.tool, risk, operation, target, categories: [...categories], permissionMode: input.permissionMode, reason });
+    const result = await input.approvals.request({ callId: call.callId, tool: call.tool, risk, operation, target, categories, reason, input: prepared.input }, input.signal);
     allowed = result.allowed;
     reason = result.reason;
     input.emit({ type: "permission.decided", callId: call.callId, tool: call.tool, decision: allowed ? "allow" : "deny", source: result.source, reason });
@@ -155,6 +159,9 @@ export async function admitCall(
     parallel: operation === "read",
     async run() {
       if (input.signal.aborted) return answer("cancelled", { type: "error-text", value: "not executed: the run was stopped" }, "not executed: the run was stopped");
+      const hookCall = { callId: call.callId, tool: call.tool, input: prepared.input, classification: prepared.classification };
+      const blocked = await input.hooks?.beforeToolCall?.(hookCall);
+      if (blocked?.block !== undefined) return answer("failed", { type: "error-text", value: `blocked: ${blocked.block}` }, `blocked: ${blocked.block}`);
       input.emit({ type: "tool.started", callId: call.callId, tool: call.tool });
       const result = await tool.run(prepared.input, {
         callId: call.callId,
@@ -171,7 +178,10 @@ export async function admitCall(
         redactor: input.services.redactor,
         ...(input.services.network ? { network: input.services.network } : {}),
         ...(input.services.webSearch ? { webSearch: input.services.webSearch } : {}),
+        ask: (question) => input.ask(question, input.signal),
+        ...(input.services.spawnChild ? { spawnChild: input.services.spawnChild } : {}),
       });
+      await input.hooks?.afterToolCall?.(hookCall, result);
       return answer(result.status, modelOutput(input, result), result.output, {
         truncated: result.truncated,
         ...(result.diff !== undefined ? { diff: result.diff } : {}),

@@ -26,7 +26,7 @@ function timedTool(name: string, operation: "read" | "write-edit", spans: Span[]
     name,
     description: name,
     input: z.object({ id: z.string() }),
-    classify: () => (operation === "read" ? { risk: "read", operation } : { risk: "write", operation }),
+    classify: ({ id }) => (operation === "read" ? { risk: "read", operation, target: id } : { risk: "write", operation, target: id }),
     async execute({ id }) {
       const start = performance.now();
       await Bun.sleep(ms);
@@ -52,11 +52,11 @@ test("read-only calls of a step run side by side; a mutating call runs alone, in
       ok: true,
       text: "",
       toolCalls: calls,
-      responseMessages: [{ role: "assistant", content: calls.map((c) => ({ type: "tool-call", toolCallId: c.callId, toolName: c.tool, input: c.input })) }],
+      responseMessages: [{ role: "assistant", parts: calls.map((c) => ({ type: "tool-call" as const, callId: c.callId, tool: c.tool, input: c.input, state: "pending" as const })) }],
       usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2, reasoningTokens: 0, cachedInputTokens: 0 },
       finishReason: "tool-calls",
     },
-    { ok: true, text: "done", toolCalls: [], responseMessages: [{ role: "assistant", content: "done" }], usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2, reasoningTokens: 0, cachedInputTokens: 0 }, finishReason: "stop" },
+    { ok: true, text: "done", toolCalls: [], responseMessages: [{ role: "assistant", parts: [{ type: "text", text: "done" }] }], usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2, reasoningTokens: 0, cachedInputTokens: 0 }, finishReason: "stop" },
   ];
   const seen: unknown[] = [];
   const runner: ModelRunner = {
@@ -71,11 +71,12 @@ test("read-only calls of a step run side by side; a mutating call runs alone, in
     agent: "tester",
     runner,
     instructions: "",
-    history: [{ role: "user", content: "go" }],
+    history: [{ role: "user", parts: [{ type: "text", text: "go" }] }],
     tools,
     permissionMode: "full-access",
     rules: MODE_RULES["full-access"],
     approvals: createApprovalBroker(undefined),
+    ask: async () => false,
     roots: createRoots({ workspace: ws }),
     services: { env: {}, artifacts: createArtifactStore(join(ws, ".artifacts")), redactor: createRedactor() },
     modelCapabilities: ["text", "tools"],
@@ -91,6 +92,6 @@ test("read-only calls of a step run side by side; a mutating call runs alone, in
   expect(span("w").start).toBeGreaterThanOrEqual(Math.max(span("r1").end, span("r2").end));
   expect(span("r3").start).toBeGreaterThanOrEqual(span("w").end);
   // The model still gets the results in its own call order.
-  const toolMessage = (seen[1] as Array<{ role: string; content: Array<{ toolCallId: string }> }>).at(-1)!;
-  expect(toolMessage.content.map((p) => p.toolCallId)).toEqual(["c1", "c2", "c3", "c4"]);
+  const toolMessage = (seen[1] as Array<{ role: string; parts: Array<{ callId: string }> }>).at(-1)!;
+  expect(toolMessage.parts.map((p) => p.callId)).toEqual(["c1", "c2", "c3", "c4"]);
 });

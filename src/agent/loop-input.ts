@@ -1,34 +1,78 @@
 import type { PermissionMode } from "../config/schema.ts";
 import type { ModelRunner } from "../llm/step.ts";
 import type { EventBody, StopReason, Usage } from "../protocol/events.ts";
-import type { ModelMessage } from "../protocol/messages.ts";
+import type { Message } from "../protocol/messages.ts";
 import type { ApprovalBroker } from "../policy/approvals.ts";
 import type { Rule } from "../policy/rules.ts";
 import type { Redactor } from "../security/redact.ts";
 import type { Roots } from "../security/roots.ts";
 import type { ArtifactStore } from "../store/artifacts.ts";
-import type { Tool } from "../tool/define.ts";
+import type { AskRequest, Classification, SpawnChild, Tool, ToolResult } from "../tool/define.ts";
 import type { WebSearchAccess } from "../tool/search.ts";
 import type { NetworkAccess } from "../tool/url-fetch.ts";
 import type { Env } from "../util/env.ts";
 
 /** What the loop needs for one run; built by session/run.ts. */
-export type LoopLimits = { maxSteps: number; maxToolCalls: number; toolTimeoutMs: number; maxAttachmentBytes: number };
+export type LoopLimits = {
+  maxSteps: number;
+  maxToolCalls: number;
+  toolTimeoutMs: number;
+  maxAttachmentBytes: number;
+  /** The run's token ceiling (agent maxTokens); null or absent: none. */
+  maxTokens?: number | null;
+};
+
+/** Counters shared by every run of one root campaign (children charge their root's). */
+export type CampaignCharge = {
+  charge(spent: { steps?: number; toolCalls?: number; tokens?: number }): void;
+  /** Why the campaign cannot go on, when one of its limits is spent. */
+  exhausted(): string | undefined;
+};
+
+/** A tool call as the hooks see it: validated input and the policy's classification. */
+export type HookedCall = { callId: string; tool: string; input: unknown; classification: Classification };
+
+/**
+ * Where later features plug into the loop without the loop knowing them:
+ * compaction transforms the context, plugins and audit see tool calls,
+ * queued user messages and steering arrive between steps.
+ */
+export type LoopHooks = {
+  /** The messages the next request sends (the stored history is unchanged). */
+  transformContext?(history: readonly Message[]): Message[] | Promise<Message[]>;
+  /** After policy allowed a call, before it runs; `block` answers it as failed with that reason. */
+  beforeToolCall?(call: HookedCall): Promise<{ block?: string } | void> | { block?: string } | void;
+  afterToolCall?(call: HookedCall, result: ToolResult): Promise<void> | void;
+  /** User messages queued while the run was busy; taken before each model step. */
+  pendingInput?(): Message[];
+};
 
 /** What tools may use besides the roots: the environment, the artifact store, the redactor, the network. */
-export type ToolServices = { env: Env; artifacts: ArtifactStore; redactor: Redactor; network?: NetworkAccess; webSearch?: WebSearchAccess };
+export type ToolServices = {
+  env: Env;
+  artifacts: ArtifactStore;
+  redactor: Redactor;
+  network?: NetworkAccess;
+  webSearch?: WebSearchAccess;
+  /** Starts a child run (filled by delegation; absent until then). */
+  spawnChild?: SpawnChild;
+};
 
 export type LoopInput = {
   agent: string;
   runner: ModelRunner;
   instructions: string;
   /** Prior history plus the new user message; the loop appends to a copy. */
-  history: ModelMessage[];
+  history: Message[];
   /** The agent's allowlisted tools, exactly what the model was offered. */
   tools: ReadonlyMap<string, Tool>;
   permissionMode: PermissionMode;
   rules: readonly Rule[];
   approvals: ApprovalBroker;
+  /** A question for the user from a tool (the session's approval path); headless: declined. */
+  ask(question: AskRequest, signal: AbortSignal): Promise<boolean>;
+  hooks?: LoopHooks;
+  campaign?: CampaignCharge;
   roots: Roots;
   services: ToolServices;
   /** The model's declared capabilities (image, file, audio…): media it lacks is described, not sent. */
@@ -41,7 +85,9 @@ export type LoopInput = {
   emit(body: EventBody): void;
   /** Budget already spent by an earlier part of this run (resume of an interrupted run). */
   spent?: { usage: Usage; steps: number; toolCalls: number };
+  /** Called when a step's calls are about to run: the history then ends with the calls. */
+  onHistory?(history: Message[]): void;
   /** Called after every step whose tool calls are all answered: history is well-formed there. */
-  onCheckpoint?(snapshot: { history: ModelMessage[]; usage: Usage; steps: number; toolCalls: number }): void;
+  onCheckpoint?(snapshot: { history: Message[]; usage: Usage; steps: number; toolCalls: number }): void;
 };
 

@@ -28,7 +28,7 @@ describe("runLoop: cancellation", () => {
     expect(result.status).toBe("cancelled");
     expect(result.reason).toBe("cancelled");
     // The history still answers every call, so a resumed session is well-formed.
-    expect(lastToolParts(result.history).map((p) => p.toolCallId)).toEqual(["c1", "c2"]);
+    expect(lastToolParts(result.history).map((p) => p.callId)).toEqual(["c1", "c2"]);
     expect(result.steps).toBe(1);
   });
 
@@ -81,7 +81,7 @@ describe("runLoop: cancellation", () => {
     expect(counters.edit).toBe(0);
     expect(existsSync(join(ws, "a.txt"))).toBe(false);
     expect(result).toMatchObject({ status: "cancelled", reason: "cancelled" });
-    expect(lastToolParts(result.history).map((p) => p.toolCallId)).toEqual(["c1"]);
+    expect(lastToolParts(result.history).map((p) => p.callId)).toEqual(["c1"]);
   });
 
   test("a signal already aborted before the run starts means no model request", async () => {
@@ -140,7 +140,7 @@ describe("runLoop: limits and guards", () => {
     expect(completedFor(events, "c4").output).toContain("not executed");
     expect(ofType(events, "guard.triggered").map((g) => g.guard)).toEqual(["max_tool_calls"]);
     // Every call is still answered in the history the run hands back.
-    expect(lastToolParts(result.history).map((p) => p.toolCallId)).toEqual(["c1", "c2", "c3", "c4"]);
+    expect(lastToolParts(result.history).map((p) => p.callId)).toEqual(["c1", "c2", "c3", "c4"]);
     expect(lifecycle(events, "c3")).toEqual(["tool.requested", "tool.completed"]);
   });
 
@@ -290,10 +290,10 @@ describe("runLoop: provider failures, usage and history", () => {
       mode: "full-access",
       script: [toolStep([call("c1", "probe", { text: "1" })]), finalStep("bye")],
     });
-    expect(requests[0]).toEqual([{ role: "user", content: "please do the thing" }]);
+    expect(requests[0]).toEqual([{ role: "user", parts: [{ type: "text", text: "please do the thing" }] }]);
     expect(requests[1]!.map((m) => m.role)).toEqual(["user", "assistant", "tool"]);
     expect(result.history.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant"]);
-    expect(result.history.at(-1)).toEqual({ role: "assistant", content: "bye" });
+    expect(result.history.at(-1)).toEqual({ role: "assistant", parts: [{ type: "text", text: "bye" }] });
     expect(history).toEqual(historyBefore);
   });
 

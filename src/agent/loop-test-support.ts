@@ -9,7 +9,7 @@ import type { ModelRunner, StepOutcome, StepRequest, StepToolCall } from "../llm
 import { type ApprovalAnswer, type ApprovalRequest, createApprovalBroker } from "../policy/approvals.ts";
 import { MODE_RULES } from "../policy/rules.ts";
 import type { EventBody, StopReason, Usage } from "../protocol/events.ts";
-import type { ModelMessage, ToolResultPart } from "../protocol/messages.ts";
+import { userMessage, type Message, type ToolResultPart } from "../protocol/messages.ts";
 import { createRoots, resolveInRoots } from "../security/roots.ts";
 import { createRedactor } from "../security/redact.ts";
 import { createArtifactStore } from "../store/artifacts.ts";
@@ -42,7 +42,7 @@ export function makeTools(counters: Counters, hooks: { onSleepyStart?: () => voi
     name: "edit",
     description: "write a file",
     input: z.object({ path: z.string(), content: z.string() }),
-    classify: () => ({ risk: "write", operation: "write-edit" }),
+    classify: ({ path }) => ({ risk: "write", operation: "write-edit", target: path }),
     async execute({ path, content }, ctx) {
       counters.edit += 1;
       const checked = resolveInRoots(ctx.roots, path, "write");
@@ -55,7 +55,7 @@ export function makeTools(counters: Counters, hooks: { onSleepyStart?: () => voi
     name: "probe",
     description: "echo its input",
     input: z.object({ a: z.number().optional(), b: z.number().optional(), text: z.string().optional() }),
-    classify: () => ({ risk: "read", operation: "read" }),
+    classify: () => ({ risk: "read", operation: "read", target: "" }),
     async execute(input) {
       counters.probe += 1;
       return { output: `probe ${JSON.stringify(input)}` };
@@ -65,7 +65,7 @@ export function makeTools(counters: Counters, hooks: { onSleepyStart?: () => voi
     name: "sleepy",
     description: "waits until stopped",
     input: z.object({}),
-    classify: () => ({ risk: "read", operation: "read" }),
+    classify: () => ({ risk: "read", operation: "read", target: "" }),
     async execute(_input, ctx) {
       counters.sleepy += 1;
       hooks.onSleepyStart?.();
@@ -80,7 +80,7 @@ export function makeTools(counters: Counters, hooks: { onSleepyStart?: () => voi
     name: "boom",
     description: "always throws",
     input: z.object({}),
-    classify: () => ({ risk: "read", operation: "read" }),
+    classify: () => ({ risk: "read", operation: "read", target: "" }),
     async execute() {
       counters.boom += 1;
       throw new Error("kaboom: the disk is on fire");
@@ -90,7 +90,7 @@ export function makeTools(counters: Counters, hooks: { onSleepyStart?: () => voi
     name: "nap",
     description: "takes 30 ms, then answers",
     input: z.object({}),
-    classify: () => ({ risk: "read", operation: "read" }),
+    classify: () => ({ risk: "read", operation: "read", target: "" }),
     async execute(_input, ctx) {
       counters.nap += 1;
       await new Promise<void>((resolve, reject) => {
@@ -115,7 +115,7 @@ export function call(callId: string, tool: string, input: unknown, invalid?: str
 }
 
 /** A model step that makes the given calls (the assistant message carries them, as the SDK's would). */
-export function toolStep(calls: StepToolCall[], options: { usage?: Usage; text?: string; extra?: ModelMessage[] } = {}): StepOutcome {
+export function toolStep(calls: StepToolCall[], options: { usage?: Usage; text?: string; extra?: Message[] } = {}): StepOutcome {
   const text = options.text ?? "";
   return {
     ok: true,
@@ -124,9 +124,9 @@ export function toolStep(calls: StepToolCall[], options: { usage?: Usage; text?:
     responseMessages: [
       {
         role: "assistant",
-        content: [
-          ...(text ? [{ type: "text", text }] : []),
-          ...calls.map((c) => ({ type: "tool-call", toolCallId: c.callId, toolName: c.tool, input: c.input })),
+        parts: [
+          ...(text ? [{ type: "text" as const, text }] : []),
+          ...calls.map((c) => ({ type: "tool-call" as const, callId: c.callId, tool: c.tool, input: c.input, state: "pending" as const })),
         ],
       },
       ...(options.extra ?? []),
@@ -137,13 +137,13 @@ export function toolStep(calls: StepToolCall[], options: { usage?: Usage; text?:
 }
 
 export function finalStep(text = "done", usage: Usage = usageOf(10, 5)): StepOutcome {
-  return { ok: true, text, toolCalls: [], responseMessages: [{ role: "assistant", content: text }], usage, finishReason: "stop" };
+  return { ok: true, text, toolCalls: [], responseMessages: [{ role: "assistant", parts: [{ type: "text", text }] }], usage, finishReason: "stop" };
 }
 
 export type Script = StepOutcome | ((request: StepRequest) => StepOutcome | Promise<StepOutcome>);
 
 export function scriptedRunner(script: Script[]) {
-  const requests: ModelMessage[][] = [];
+  const requests: Message[][] = [];
   const runner: ModelRunner = {
     identity: { alias: "fake", provider: "fake", model: "fake-1" },
     async step(request) {
@@ -168,7 +168,7 @@ export type RunOptions = {
   controller?: AbortController;
   abortReason?: StopReason;
   onSleepyStart?: () => void;
-  history?: ModelMessage[];
+  history?: Message[];
 };
 
 export async function run(options: RunOptions) {
@@ -179,7 +179,7 @@ export async function run(options: RunOptions) {
   const events: EventBody[] = [];
   const controller = options.controller ?? new AbortController();
   const mode = options.mode ?? "ask";
-  const history: ModelMessage[] = options.history ?? [{ role: "user", content: "please do the thing" }];
+  const history: Message[] = options.history ?? [userMessage("please do the thing")];
   const historyBefore = structuredClone(history);
   const result: LoopResult = await runLoop({
     agent: "tester",
@@ -190,6 +190,7 @@ export async function run(options: RunOptions) {
     permissionMode: mode,
     rules: MODE_RULES[mode],
     approvals: createApprovalBroker(options.responder),
+    ask: async () => false,
     roots: createRoots({ workspace: ws }),
     services: { env: {}, artifacts: createArtifactStore(join(ws, ".artifacts")), redactor: createRedactor() },
     modelCapabilities: ["text", "tools"],
@@ -215,14 +216,14 @@ export function lifecycle(events: EventBody[], callId: string): string[] {
   return events.filter((e) => "callId" in e && e.callId === callId).map((e) => e.type);
 }
 
-export function lastToolParts(messages: ModelMessage[]): ToolResultPart[] {
+export function lastToolParts(messages: Message[]): ToolResultPart[] {
   const last = messages.at(-1);
   if (!last || last.role !== "tool") throw new Error(`expected the history to end with a tool message, got ${JSON.stringify(last)}`);
-  return last.content;
+  return last.parts;
 }
 
-export function allToolResults(messages: ModelMessage[]): ToolResultPart[] {
-  return messages.flatMap((m) => (m.role === "tool" ? m.content : []));
+export function allToolResults(messages: Message[]): ToolResultPart[] {
+  return messages.flatMap((m) => (m.role === "tool" ? m.parts : []));
 }
 
 export function completedFor(events: EventBody[], callId: string) {

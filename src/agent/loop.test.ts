@@ -2,7 +2,6 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ApprovalAnswer, ApprovalRequest } from "../policy/approvals.ts";
-import type { ModelMessage } from "../protocol/messages.ts";
 import { removeWorkspaces, call, toolStep, finalStep, run, byCall, ofType, lifecycle, lastToolParts, allToolResults, completedFor } from "./loop-test-support.ts";
 
 afterEach(removeWorkspaces);
@@ -34,7 +33,7 @@ describe("runLoop: permissions", () => {
     expect(requests).toHaveLength(2);
     const parts = lastToolParts(requests[1]!);
     expect(parts).toEqual([
-      { type: "tool-result", toolCallId: "c1", toolName: "edit", output: { type: "execution-denied", reason: decided.reason } },
+      { type: "tool-result", callId: "c1", tool: "edit", output: { type: "execution-denied", reason: decided.reason } },
     ]);
 
     expect(result).toMatchObject({ status: "completed", reason: null, text: "gave up", steps: 2, toolCalls: 1 });
@@ -73,7 +72,7 @@ describe("runLoop: permissions", () => {
     expect(completedFor(events, "c1")).toMatchObject({ status: "completed", output: "wrote out.txt", truncated: false });
     expect(readFileSync(join(ws, "out.txt"), "utf8")).toBe("hello");
     expect(lastToolParts(requests[1]!)).toEqual([
-      { type: "tool-result", toolCallId: "c1", toolName: "edit", output: { type: "text", value: "wrote out.txt" } },
+      { type: "tool-result", callId: "c1", tool: "edit", output: { type: "text", value: "wrote out.txt" } },
     ]);
     expect(result.status).toBe("completed");
   });
@@ -84,7 +83,7 @@ describe("runLoop: permissions", () => {
     expect(counters.probe).toBe(1);
   });
 
-  test("a responder answering 'always' is asked once; the same operation later is allowed from the session", async () => {
+  test("a responder answering 'always' is asked once per target; the same target later is allowed from the session", async () => {
     const seen: ApprovalRequest[] = [];
     const { ws, events, result } = await run({
       mode: "ask",
@@ -94,20 +93,23 @@ describe("runLoop: permissions", () => {
       },
       script: [
         toolStep([call("c1", "edit", { path: "a.txt", content: "A" })]),
-        toolStep([call("c2", "edit", { path: "b.txt", content: "B" })]),
+        toolStep([call("c2", "edit", { path: "a.txt", content: "AA" })]),
+        toolStep([call("c3", "edit", { path: "b.txt", content: "B" })]),
         finalStep(),
       ],
     });
-    expect(seen.map((r) => r.callId)).toEqual(["c1"]);
-    expect(seen[0]).toMatchObject({ tool: "edit", risk: "write", operation: "write-edit", input: { path: "a.txt", content: "A" } });
+    // Approving edits of a.txt "always" does not approve edits of b.txt.
+    expect(seen.map((r) => r.callId)).toEqual(["c1", "c3"]);
+    expect(seen[0]).toMatchObject({ tool: "edit", risk: "write", operation: "write-edit", target: "a.txt", input: { path: "a.txt", content: "A" } });
     const decisions = ofType(events, "permission.decided");
     expect(decisions.map((d) => [d.callId, d.decision, d.source])).toEqual([
       ["c1", "allow", "always"],
       ["c2", "allow", "session"],
+      ["c3", "allow", "always"],
     ]);
     // Nobody is asked the second time, so no surface should show a prompt for it.
-    expect(ofType(events, "permission.requested").map((r) => r.callId)).toEqual(["c1"]);
-    expect(readFileSync(join(ws, "a.txt"), "utf8")).toBe("A");
+    expect(ofType(events, "permission.requested").map((r) => r.callId)).toEqual(["c1", "c3"]);
+    expect(readFileSync(join(ws, "a.txt"), "utf8")).toBe("AA");
     expect(readFileSync(join(ws, "b.txt"), "utf8")).toBe("B");
     expect(completedFor(events, "c2").status).toBe("completed");
     expect(result.status).toBe("completed");
@@ -146,7 +148,7 @@ describe("runLoop: answering calls", () => {
       ],
     });
     const parts = lastToolParts(requests[1]!);
-    expect(parts.map((p) => [p.toolCallId, p.toolName, p.output.type])).toEqual([
+    expect(parts.map((p) => [p.callId, p.tool, p.output.type])).toEqual([
       ["c1", "probe", "text"],
       ["c2", "edit", "execution-denied"],
       ["c3", "boom", "error-text"],
@@ -218,25 +220,15 @@ describe("runLoop: answering calls", () => {
     expect(completedFor(events, "c1")).toMatchObject({ status: "completed", output: "rested" });
   });
 
-  test("invalid calls (unknown or known tool) are answered once, by the loop, and the SDK's answers are dropped", async () => {
-    const sdkAnswers: ModelMessage = {
-      role: "tool",
-      content: [
-        { type: "tool-result", toolCallId: "bad1", toolName: "nosuch", output: { type: "error-text", value: "SDK: no such tool" } },
-        { type: "tool-result", toolCallId: "bad2", toolName: "probe", output: { type: "error-text", value: "SDK: bad JSON" } },
-      ],
-    };
+  test("invalid calls (unknown or known tool) are answered once, by the loop", async () => {
     const { requests, events, result, counters } = await run({
       mode: "full-access",
       script: [
-        toolStep(
-          [
-            call("bad1", "nosuch", { x: 1 }, "Model tried to call unavailable tool 'nosuch'"),
-            call("bad2", "probe", "{not json", "JSON parse error: unexpected token"),
-            call("ok1", "probe", { text: "fine" }),
-          ],
-          { extra: [sdkAnswers] },
-        ),
+        toolStep([
+          call("bad1", "nosuch", { x: 1 }, "Model tried to call unavailable tool 'nosuch'"),
+          call("bad2", "probe", "{not json", "JSON parse error: unexpected token"),
+          call("ok1", "probe", { text: "fine" }),
+        ]),
         finalStep(),
       ],
     });
@@ -255,32 +247,18 @@ describe("runLoop: answering calls", () => {
     expect(lifecycle(events, "bad2")).toEqual(["tool.requested", "tool.completed"]);
     expect(ofType(events, "tool.requested").find((e) => e.callId === "bad1")).toMatchObject({ risk: null, operation: null });
 
-    // Every call is answered exactly once in what the model is sent next, and never by the SDK.
+    // Every call is answered exactly once in what the model is sent next.
     const next = requests[1]!;
-    const results = allToolResults(next);
-    expect(results.map((p) => p.toolCallId)).toEqual(["bad1", "bad2", "ok1"]);
-    expect(JSON.stringify(next)).not.toContain("SDK:");
-    // The SDK's tool message, emptied, is gone entirely.
+    expect(allToolResults(next).map((p) => p.callId)).toEqual(["bad1", "bad2", "ok1"]);
     expect(next.filter((m) => m.role === "tool")).toHaveLength(1);
+    // The history records each call's final state on the assistant message that made it.
+    const assistant = next.find((m) => m.role === "assistant")!;
+    expect(assistant.parts.map((p) => (p.type === "tool-call" ? [p.callId, p.state] : p.type))).toEqual([
+      ["bad1", "failed"],
+      ["bad2", "failed"],
+      ["ok1", "completed"],
+    ]);
     expect(result.status).toBe("completed");
-  });
-
-  test("the SDK's answers for other call ids are kept when invalid ones are removed", async () => {
-    const mixed: ModelMessage = {
-      role: "tool",
-      content: [
-        { type: "tool-result", toolCallId: "bad1", toolName: "nosuch", output: { type: "error-text", value: "SDK: drop me" } },
-        { type: "tool-result", toolCallId: "provider1", toolName: "web", output: { type: "text", value: "SDK: keep me" } },
-      ],
-    };
-    const { requests } = await run({
-      mode: "full-access",
-      script: [toolStep([call("bad1", "nosuch", {}, "unavailable")], { extra: [mixed] }), finalStep()],
-    });
-    const results = allToolResults(requests[1]!);
-    expect(results.map((p) => p.toolCallId).sort()).toEqual(["bad1", "provider1"]);
-    expect(JSON.stringify(requests[1])).toContain("SDK: keep me");
-    expect(JSON.stringify(requests[1])).not.toContain("SDK: drop me");
   });
 
   test("a valid call to a tool the agent was not given fails and names the agent", async () => {

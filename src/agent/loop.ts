@@ -1,6 +1,6 @@
 import type { ProviderFailure } from "../llm/errors.ts";
 import { addUsage, emptyUsage, type RunStatus, type StopReason, type Usage } from "../protocol/events.ts";
-import { toolResultMessage, type ModelMessage, type ToolResultPart } from "../protocol/messages.ts";
+import { toolResultMessage, type AssistantMessage, type Message, type ToolCallState, type ToolResultPart } from "../protocol/messages.ts";
 import { admitCall, learnArtifacts, type Answered, type CallGuards } from "./call.ts";
 import type { LoopInput } from "./loop-input.ts";
 
@@ -13,7 +13,7 @@ export type LoopResult = {
   usage: Usage;
   steps: number;
   toolCalls: number;
-  history: ModelMessage[];
+  history: Message[];
   failure?: ProviderFailure;
 };
 
@@ -47,6 +47,8 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
     ...(failure ? { failure } : {}),
   });
 
+  // A resumed run may already be past its ceiling.
+  let exhausted = tokenLimit(input, usage);
   for (;;) {
     if (input.signal.aborted) {
       const stop = aborted(input);
@@ -56,22 +58,31 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
       input.emit({ type: "guard.triggered", guard: "max_steps", message: `reached the step limit (${input.limits.maxSteps} model steps)` });
       return finish("limit", "max_steps");
     }
+    if (exhausted !== undefined) {
+      input.emit({ type: "guard.triggered", guard: exhausted.guard, message: exhausted.message });
+      return finish("limit", exhausted.guard);
+    }
+    // Queued user input (steering, follow-ups) joins the history between steps.
+    const queued = input.hooks?.pendingInput?.() ?? [];
+    if (queued.length > 0) history.push(...queued);
     steps += 1;
     const step = steps;
+    input.campaign?.charge({ steps: 1 });
     input.emit({ type: "step.started", step });
     const outcome = await input.runner.step({
       instructions: input.instructions,
-      messages: history,
+      messages: input.hooks?.transformContext ? await input.hooks.transformContext(history) : history,
       signal: input.signal,
       onText: (text) => input.emit({ type: "message.delta", step, text }),
       onReasoning: (text) => input.emit({ type: "reasoning.delta", step, text }),
-      onRetry: ({ attempt, maxAttempts, delayMs, failure }) =>
+      onRetry: ({ attempt, maxAttempts, delayMs, failure, discardedOutput }) =>
         input.emit({
           type: "provider.retry",
           step,
           attempt,
           maxAttempts,
           delayMs,
+          discardedOutput,
           error: { category: failure.category, message: failure.message, statusCode: failure.statusCode },
         }),
     });
@@ -96,13 +107,27 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
     }
 
     usage = addUsage(usage, outcome.usage);
+    input.campaign?.charge({ tokens: outcome.usage.totalTokens });
     input.emit({ type: "usage.updated", step, stepUsage: outcome.usage, usage });
+    exhausted = tokenLimit(input, usage);
     lastText = outcome.text;
+    if (outcome.refusal) {
+      // A refusal is no answer: the run fails (exit 3) with the provider's explanation.
+      const f = outcome.refusal.failure;
+      input.emit({ type: "step.completed", step, finishReason: outcome.finishReason, toolCalls: outcome.toolCalls.length });
+      input.emit({
+        type: "run.failed",
+        error: { kind: "provider", category: f.category, message: f.message, statusCode: f.statusCode, retryAfterMs: f.retryAfterMs, retryable: f.retryable },
+      });
+      return finish("failed", "refusal", f);
+    }
 
-    // The SDK already answered calls it could not parse or that name no offered
-    // tool; drop its answers so every call is answered once, by us, in order.
-    const invalidIds = new Set(outcome.toolCalls.filter((c) => c.invalid !== undefined).map((c) => c.callId));
-    history.push(...withoutAnswers(outcome.responseMessages, invalidIds));
+    // llm/ already dropped the SDK's own answers to calls it could not parse:
+    // every call is answered once, by us, in order.
+    const responseStart = history.length;
+    history.push(...outcome.responseMessages);
+    // Stored before any tool runs: a crash mid-call leaves the call on record.
+    if (outcome.toolCalls.length > 0) input.onHistory?.(history);
     input.emit({ type: "step.completed", step, finishReason: outcome.finishReason, toolCalls: outcome.toolCalls.length });
     if (outcome.toolCalls.length === 0) return finish("completed", null);
 
@@ -110,7 +135,9 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
     // then run side by side; a mutating call waits for them and runs alone.
     const answers: Array<Promise<Answered>> = [];
     let reads: Array<Promise<Answered>> = [];
-    let stop: { reason: StopReason } | undefined;
+    // A token ceiling passed by this step: its calls are answered, not run.
+    let stop: { reason: StopReason } | undefined = exhausted ? { reason: exhausted.guard } : undefined;
+    if (exhausted) input.emit({ type: "guard.triggered", guard: exhausted.guard, message: exhausted.message });
     for (const call of outcome.toolCalls) {
       const admitted = await admitCall(input, call, step, guards, stop?.reason);
       if (admitted.kind === "answered") {
@@ -126,7 +153,9 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
         answers.push(Promise.resolve(await admitted.run()));
       }
     }
-    const results: ToolResultPart[] = (await Promise.all(answers)).map((a) => a.part);
+    const answered = await Promise.all(answers);
+    const results: ToolResultPart[] = answered.map((a) => a.part);
+    settleCallStates(history, responseStart, new Map(answered.map((a) => [a.part.callId, a.state])));
     history.push(toolResultMessage(results));
     // A consistent point (every call answered): the session may checkpoint it.
     input.onCheckpoint?.({ history, usage, steps, toolCalls: guards.toolCalls });
@@ -134,17 +163,28 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
   }
 }
 
-/** Removes tool-result parts for the given call ids (and tool messages left empty). */
-function withoutAnswers(messages: ModelMessage[], callIds: Set<string>): ModelMessage[] {
-  if (callIds.size === 0) return messages;
-  const kept: ModelMessage[] = [];
-  for (const message of messages) {
-    if (message.role !== "tool") {
-      kept.push(message);
-      continue;
-    }
-    const content = message.content.filter((part) => !callIds.has(part.toolCallId));
-    if (content.length > 0) kept.push({ role: "tool", content });
+/**
+ * Records each call's final state on the assistant message that made it. The
+ * message is replaced, never mutated: whoever holds the old object (the store's
+ * record of what it wrote, the SDK conversion cache) sees the change.
+ */
+function settleCallStates(history: Message[], from: number, states: Map<string, ToolCallState>): void {
+  for (let index = from; index < history.length; index++) {
+    const message = history[index]!;
+    if (message.role !== "assistant") continue;
+    const parts = message.parts.map((part) =>
+      part.type === "tool-call" && states.has(part.callId) ? { ...part, state: states.get(part.callId)! } : part,
+    );
+    history[index] = { role: "assistant", parts } satisfies AssistantMessage;
   }
-  return kept;
+}
+
+/** The per-run token ceiling (agent maxTokens) and the campaign's, whichever is passed first. */
+function tokenLimit(input: LoopInput, usage: Usage): { guard: "max_tokens"; message: string } | undefined {
+  const max = input.limits.maxTokens;
+  if (max != null && usage.totalTokens > max) {
+    return { guard: "max_tokens", message: `spent ${usage.totalTokens} tokens, past the run's limit of ${max} (maxTokens)` };
+  }
+  const campaign = input.campaign?.exhausted();
+  return campaign ? { guard: "max_tokens", message: campaign } : undefined;
 }

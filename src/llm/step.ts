@@ -1,11 +1,12 @@
-import { jsonSchema, streamText, tool, type LanguageModel, type ModelMessage as SdkMessage, type ToolSet } from "ai";
+import { jsonSchema, streamText, tool, type LanguageModel, type ToolSet } from "ai";
 import type { ModelSettings, ReasoningEffort, ResolvedModel, Speed } from "../config/schema.ts";
-import type { ModelMessage } from "../protocol/messages.ts";
+import type { Message } from "../protocol/messages.ts";
+import { fromSdkResponse, toSdkMessages } from "./messages.ts";
 import { emptyUsage, type Usage } from "../protocol/events.ts";
 import type { Env } from "../util/env.ts";
 import { errorMessage } from "../util/errors.ts";
-import { classifyProviderError, type ProviderFailure } from "./errors.ts";
-import { callOptions, createLanguageModel, validateModelOptions } from "./providers.ts";
+import { classifyProviderError, refusalFailure, type FailureContext, type ProviderFailure } from "./errors.ts";
+import { apiKeyEnvName, callOptions, createLanguageModel, endpointHost, validateModelOptions } from "./providers.ts";
 
 // Route the SDK's console warnings away from stdout/stderr: protocol surfaces must stay clean.
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
@@ -21,15 +22,25 @@ export type StepToolCall = {
   invalid?: string;
 };
 
-export type RetryNotice = { attempt: number; maxAttempts: number; delayMs: number; failure: ProviderFailure };
+export type RetryNotice = {
+  attempt: number;
+  maxAttempts: number;
+  delayMs: number;
+  failure: ProviderFailure;
+  /** The failed attempt had already emitted deltas (onText/onReasoning) that the retry discards. */
+  discardedOutput: boolean;
+};
 
 export type StepRequest = {
   instructions: string;
-  messages: ModelMessage[];
+  messages: Message[];
   signal: AbortSignal;
   onText(delta: string): void;
   onReasoning(delta: string): void;
-  /** Told before a failed request is retried (only when nothing of it was streamed yet). */
+  /**
+   * Told before a failed request is retried, also after deltas of it were emitted: a step
+   * runs no tool, so nothing irreversible happened (`discardedOutput` says so).
+   */
   onRetry?(notice: RetryNotice): void;
 };
 
@@ -63,11 +74,27 @@ export type StepOutcome =
       ok: true;
       text: string;
       toolCalls: StepToolCall[];
-      responseMessages: ModelMessage[];
+      responseMessages: Message[];
       usage: Usage;
       finishReason: string;
+      /** Set when the model refused (finish reason content-filter): not an answer, the run fails. */
+      refusal?: StepRefusal;
     }
   | { ok: false; aborted: boolean; failure: ProviderFailure };
+
+/** A refusal: the provider's explanation (stop_details.explanation, else the refusal text) and the failure to report. */
+export type StepRefusal = { explanation: string | null; failure: ProviderFailure };
+
+/** The separator between two text blocks of one step (a commentary message, then the answer). */
+function paragraphBreak(before: string): string {
+  return before === "" || before.endsWith("\n\n") ? "" : before.endsWith("\n") ? "\n" : "\n\n";
+}
+
+/** Anthropic's stop_details.explanation, when a refusal carries one. */
+function stopExplanation(metadata: unknown): string | null {
+  const details = (metadata as { anthropic?: { stopDetails?: { explanation?: unknown } } } | undefined)?.anthropic?.stopDetails;
+  return typeof details?.explanation === "string" && details.explanation.trim() !== "" ? details.explanation : null;
+}
 
 /** `provider` is the built-in type; `profile` the provider profile the alias named, if any. */
 export type ModelIdentity = { alias: string; provider: string; model: string; profile?: string };
@@ -123,16 +150,20 @@ export async function createModelRunner(options: {
   }
   const hasTools = options.tools.length > 0;
   const idleMs = options.streamIdleTimeoutMs;
+  // What a failure message names: the alias, the endpoint host and the key variable (never a secret).
+  const keyEnv = apiKeyEnvName(model, options.env);
+  const host = endpointHost(model);
+  const context: FailureContext = { alias: model.alias, ...(host ? { host } : {}), ...(keyEnv ? { keyEnv } : {}) };
   const idleFailure = (): ProviderFailure => ({
     category: "unavailable",
-    message: `the provider sent nothing for ${(idleMs ?? 0) / 1000} s (limits.streamIdleTimeoutMs)`,
+    message: `the provider sent nothing for ${(idleMs ?? 0) / 1000} s (model '${model.alias}'${host ? ` at ${host}` : ""}; limits.streamIdleTimeoutMs)`,
     statusCode: null,
     retryAfterMs: null,
     retryable: true,
     url: null,
   });
 
-  /** One HTTP attempt; `streamed` is set as soon as anything reached the caller. */
+  /** One HTTP attempt; `streamed` is set as soon as a delta reached the caller. */
   async function attempt(request: StepRequest, progress: { streamed: boolean }): Promise<StepOutcome> {
     let streamError: unknown;
     // Our own idle watchdog: re-armed by every chunk the provider sends (raw SSE
@@ -149,11 +180,11 @@ export async function createModelRunner(options: {
     const result = streamText({
       model: languageModel,
       instructions: request.instructions,
-      messages: request.messages as SdkMessage[],
+      messages: toSdkMessages(request.messages),
       tools: hasTools ? toolSet : undefined,
       abortSignal: idleMs === undefined ? request.signal : AbortSignal.any([request.signal, idle.signal]),
       include: { rawChunks: idleMs !== undefined },
-      // Retries are ours (see step below), so they are visible as events and never repeat streamed output.
+      // Retries are ours (see step below), so they are visible as events (with what they discard).
       maxRetries: 0,
       ...settings,
       ...(reasoning ? { reasoning } : {}),
@@ -166,16 +197,26 @@ export async function createModelRunner(options: {
     const toolCalls: StepToolCall[] = [];
     let usage = emptyUsage();
     let finishReason = "unknown";
+    let rawFinishReason: string | undefined;
+    let explanation: string | null = null;
     let abortedStream = false;
+    // A new text block (another output message, a text block after a tool call) starts a new
+    // paragraph: the deltas and the step's text get a break instead of gluing the blocks together.
+    let newBlock = false;
     try {
       for await (const part of result.stream) {
         arm();
         switch (part.type) {
+          case "text-start":
+            newBlock = true;
+            break;
           case "text-delta":
             if (part.text) {
-              text += part.text;
+              const delta = newBlock ? paragraphBreak(text) + part.text : part.text;
+              newBlock = false;
+              text += delta;
               progress.streamed = true;
-              request.onText(part.text);
+              request.onText(delta);
             }
             break;
           case "reasoning-delta":
@@ -185,7 +226,6 @@ export async function createModelRunner(options: {
             }
             break;
           case "tool-call":
-            progress.streamed = true;
             toolCalls.push({
               callId: part.toolCallId,
               tool: part.toolName,
@@ -196,6 +236,8 @@ export async function createModelRunner(options: {
           case "finish-step":
             usage = toUsage(part.usage);
             finishReason = part.finishReason;
+            rawFinishReason = part.rawFinishReason;
+            explanation = stopExplanation(part.providerMetadata);
             break;
           case "error":
             streamError ??= part.error;
@@ -210,13 +252,20 @@ export async function createModelRunner(options: {
       if (streamError !== undefined) throw streamError;
       // An abort that is not ours is the SDK's idle timer firing.
       if ((abortedStream || idle.signal.aborted) && !request.signal.aborted) return { ok: false, aborted: false, failure: idleFailure() };
-      const responseMessages = (await result.responseMessages) as ModelMessage[];
+      const invalid = new Set(toolCalls.filter((call) => call.invalid !== undefined).map((call) => call.callId));
+      const responseMessages = fromSdkResponse(await result.responseMessages, invalid);
+      if (finishReason === "content-filter") {
+        // A refusal streams its explanation as text (OpenAI) or sends it in stop_details (Anthropic).
+        const said = explanation ?? (text.trim() === "" ? null : text);
+        const refusal: StepRefusal = { explanation: said, failure: refusalFailure(said, rawFinishReason, context) };
+        return { ok: true, text, toolCalls, responseMessages, usage, finishReason, refusal };
+      }
       return { ok: true, text, toolCalls, responseMessages, usage, finishReason };
     } catch (error) {
       const failure = streamError ?? error;
-      if (request.signal.aborted) return { ok: false, aborted: true, failure: classifyProviderError(failure) };
+      if (request.signal.aborted) return { ok: false, aborted: true, failure: classifyProviderError(failure, context) };
       if (idle.signal.aborted) return { ok: false, aborted: false, failure: idleFailure() };
-      return { ok: false, aborted: false, failure: classifyProviderError(failure) };
+      return { ok: false, aborted: false, failure: classifyProviderError(failure, context) };
     } finally {
       clearTimeout(idleTimer);
     }
@@ -228,11 +277,13 @@ export async function createModelRunner(options: {
       const outcome = await attempt(request, progress);
       if (outcome.ok || outcome.aborted) return outcome;
       const { failure } = outcome;
-      if (!failure.retryable || progress.streamed || number >= MAX_ATTEMPTS) {
+      // Also after deltas were emitted: tools run after the step, so a failed step did nothing
+      // irreversible; the retry notice tells surfaces that what they showed is discarded.
+      if (!failure.retryable || number >= MAX_ATTEMPTS) {
         return number > 1 ? { ...outcome, failure: { ...failure, message: `${failure.message} (after ${number} attempts)` } } : outcome;
       }
       const delayMs = retryDelay(failure, number);
-      request.onRetry?.({ attempt: number + 1, maxAttempts: MAX_ATTEMPTS, delayMs, failure });
+      request.onRetry?.({ attempt: number + 1, maxAttempts: MAX_ATTEMPTS, delayMs, failure, discardedOutput: progress.streamed });
       await sleep(delayMs, request.signal);
       if (request.signal.aborted) return { ok: false, aborted: true, failure };
     }

@@ -57,10 +57,13 @@ export type RunStatus = z.infer<typeof runStatusSchema>;
 export const stopReasonSchema = z.enum([
   "max_steps",
   "max_tool_calls",
+  "max_tokens",
   "repetition",
   "deadline",
   "cancelled",
   "provider_error",
+  /** The model refused the request (a refusal stop reason or a content filter): exit 3. */
+  "refusal",
   "internal_error",
 ]);
 export type StopReason = z.infer<typeof stopReasonSchema>;
@@ -68,10 +71,14 @@ export type StopReason = z.infer<typeof stopReasonSchema>;
 export const providerErrorCategorySchema = z.enum([
   "auth",
   "rate_limit",
+  /** A spent quota or a billing problem (429 insufficient_quota, 402): not retried. */
+  "quota",
   "unavailable",
   "context_overflow",
   "bad_response",
   "invalid_request",
+  /** The model refused to answer; the message carries the provider's explanation. */
+  "refusal",
 ]);
 export type ProviderErrorCategory = z.infer<typeof providerErrorCategorySchema>;
 
@@ -130,6 +137,14 @@ export const reasoningDeltaSchema = z.object({
   text: z.string(),
 });
 
+/**
+ * What makes a call risky beyond its operation, for surfaces to show: `shell` (runs a command),
+ * `network` (reaches other machines — a URL read, a search, a command like `curl` or `git push`),
+ * `secret` (touches a secret-like file).
+ */
+export const callCategorySchema = z.enum(["shell", "network", "secret"]);
+export type CallCategory = z.infer<typeof callCategorySchema>;
+
 export const toolRequestedSchema = z.object({
   ...base,
   type: z.literal("tool.requested"),
@@ -139,6 +154,9 @@ export const toolRequestedSchema = z.object({
   input: z.unknown(),
   risk: riskSchema.nullable(),
   operation: operationSchema.nullable(),
+  /** What the call acts on (a canonical path, a command, a URL's origin and path); `null` when unknown. */
+  target: z.string().nullable().optional(),
+  categories: z.array(callCategorySchema).nullable().optional(),
 });
 
 export const permissionRequestedSchema = z.object({
@@ -150,6 +168,9 @@ export const permissionRequestedSchema = z.object({
   operation: operationSchema,
   permissionMode: permissionModeSchema,
   reason: z.string(),
+  /** What the call acts on; an "always" answer covers this target only. */
+  target: z.string().optional(),
+  categories: z.array(callCategorySchema).optional(),
 });
 
 export const permissionDecidedSchema = z.object({
@@ -192,7 +213,7 @@ export const toolCompletedSchema = z.object({
 export const guardTriggeredSchema = z.object({
   ...base,
   type: z.literal("guard.triggered"),
-  guard: z.enum(["max_steps", "max_tool_calls", "repetition", "deadline"]),
+  guard: z.enum(["max_steps", "max_tool_calls", "max_tokens", "repetition", "deadline"]),
   message: z.string(),
 });
 
@@ -220,6 +241,12 @@ export const providerRetrySchema = z.object({
   attempt: z.number().int().min(2),
   maxAttempts: z.number().int().min(2),
   delayMs: z.number().nonnegative(),
+  /**
+   * True when the failed attempt had already streamed deltas (text, reasoning): surfaces showed
+   * output that the retry discards (no tool ran: tools run after a step). Always set by this
+   * version; absent in events recorded before it.
+   */
+  discardedOutput: z.boolean().optional(),
   error: z.object({
     category: providerErrorCategorySchema,
     message: z.string(),
@@ -296,6 +323,6 @@ export function exitCodeFor(status: RunStatus, reason: StopReason | null): numbe
     case "cancelled":
       return EXIT.cancelled;
     case "failed":
-      return reason === "provider_error" ? EXIT.provider : EXIT.internal;
+      return reason === "provider_error" || reason === "refusal" ? EXIT.provider : EXIT.internal;
   }
 }

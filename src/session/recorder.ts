@@ -1,10 +1,10 @@
 import type { RuntimeEvent, Usage } from "../protocol/events.ts";
-import type { ModelMessage } from "../protocol/messages.ts";
-import type { RunRow, SessionSurface, Store } from "../store/store.ts";
+import type { Message } from "../protocol/messages.ts";
+import type { MessageWrite, RunRow, SessionSurface, Store } from "../store/store.ts";
 import { errorMessage } from "../util/errors.ts";
 
-/** Checkpoint format version: bump when the meta shape changes incompatibly. */
-export const CHECKPOINT_VERSION = 1;
+/** Checkpoint format version: 2 = the history lives in message rows, the checkpoint is a marker. */
+export const CHECKPOINT_VERSION = 2;
 
 /** What a later `--resume`/`--resume-run` needs besides the history. */
 export type CheckpointMeta = {
@@ -24,7 +24,10 @@ export type CheckpointMeta = {
 export type RunRecorder = {
   /** Writes an event; called before the event is published to any surface. */
   event(event: RuntimeEvent): void;
-  checkpoint(history: ModelMessage[], meta: CheckpointMeta): void;
+  /** Writes the messages that changed since the last write (no consistency marker). */
+  messages(history: Message[]): void;
+  /** Writes the messages that changed since the last write, then a marker for this consistent point. */
+  checkpoint(history: Message[], meta: CheckpointMeta): void;
   finish(patch: Pick<RunRow, "status" | "reason" | "usage" | "steps" | "toolCalls">): void;
   /** The first storage failure, if any: the run went on without persistence from there. */
   failure(): string | undefined;
@@ -32,11 +35,17 @@ export type RunRecorder = {
 
 /**
  * Records one run in the store: its row, every event (before publication),
- * checkpoints at consistent points, and its end. A storage failure never
- * stops the run; it is remembered once and reported by the surface.
+ * the conversation as message rows (only what a step added or changed) with a
+ * checkpoint marker at each consistent point, and its end. A storage failure
+ * never stops the run; it is remembered once and reported by the surface.
+ *
+ * `stored` is the session's history as it is in the store when the run starts
+ * (positions 0..n-1); rows past it were left by an interrupted step and are
+ * replaced.
  */
-export function createRunRecorder(store: Store, run: RunRow, session: { surface: SessionSurface; title: string }): RunRecorder {
+export function createRunRecorder(store: Store, run: RunRow, session: { surface: SessionSurface; title: string }, stored: readonly Message[]): RunRecorder {
   let failed: string | undefined;
+  const persisted: Message[] = [...stored];
   const guard = (action: () => void) => {
     if (failed !== undefined) return;
     try {
@@ -51,25 +60,47 @@ export function createRunRecorder(store: Store, run: RunRow, session: { surface:
     if (!store.getSession(run.sessionId)) {
       store.createSession({ id: run.sessionId, surface: session.surface, workspace: run.workspace, title: session.title, createdAt: run.startedAt });
     }
+    store.truncateMessages(run.sessionId, persisted.length);
     if (store.getRun(run.id)) store.updateRun(run.id, { status: "running", reason: null, endedAt: null, pid: process.pid });
     else store.createRun(run);
     store.touchSession(run.sessionId, run.startedAt);
   });
+
+  /** Messages are replaced, never mutated, so a changed one is a different object. */
+  function changes(history: readonly Message[]): MessageWrite[] {
+    const writes: MessageWrite[] = [];
+    for (let position = 0; position < history.length; position++) {
+      if (persisted[position] !== history[position]) writes.push({ position, message: history[position]! });
+    }
+    return writes;
+  }
+
+  function sync(history: readonly Message[]): void {
+    const writes = changes(history);
+    store.writeMessages(run.sessionId, run.id, writes);
+    for (const { position, message } of writes) persisted[position] = message;
+    persisted.length = history.length;
+  }
+
   return {
     event(event) {
       guard(() => store.appendEvent(event as RuntimeEvent & Record<string, unknown>));
     },
+    messages(history) {
+      guard(() => sync(history));
+    },
     checkpoint(history, meta) {
-      guard(() =>
+      guard(() => {
+        sync(history);
         store.saveCheckpoint({
           runId: run.id,
           sessionId: run.sessionId,
           version: CHECKPOINT_VERSION,
           createdAt: new Date().toISOString(),
-          history,
+          messageCount: history.length,
           meta: meta as unknown as Record<string, unknown>,
-        }),
-      );
+        });
+      });
       guard(() => store.updateRun(run.id, { usage: { ...meta.usage }, steps: meta.steps, toolCalls: meta.toolCalls }));
     },
     finish(patch) {

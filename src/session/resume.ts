@@ -1,25 +1,36 @@
 import type { EffectiveConfig } from "../config/schema.ts";
-import { userMessage, type ModelMessage } from "../protocol/messages.ts";
-import type { RunRow, SessionSurface, Store } from "../store/store.ts";
+import { toolCallsOf, toolResultMessage, type AssistantMessage, type Message } from "../protocol/messages.ts";
+import type { Checkpoint, RunRow, SessionSurface, Store } from "../store/store.ts";
 import { UsageError } from "../util/errors.ts";
 import { CHECKPOINT_VERSION, type CheckpointMeta } from "./recorder.ts";
 
-/** How a run continues earlier work: a new run in a saved session, or an interrupted run itself. */
+/**
+ * How a run continues earlier work: a new run in a saved session, or an
+ * interrupted run itself. The history is not part of it: it is read from the
+ * store only once the session is claimed, so two processes never fork it.
+ */
 export type Continuation =
-  | { kind: "session"; sessionId: string; history: ModelMessage[]; meta: CheckpointMeta }
-  | { kind: "run"; run: RunRow; history: ModelMessage[]; meta: CheckpointMeta; lastSequence: number };
+  | { kind: "session"; sessionId: string; meta: CheckpointMeta }
+  | { kind: "run"; run: RunRow; meta: CheckpointMeta; lastSequence: number };
 
 type ResumeContext = { workspace: string; surface: SessionSurface; config: EffectiveConfig; modelOverride?: string };
+
+/** The result an interrupted call gets when its run is continued: it may or may not have happened. */
+export const INTERRUPTED_RESULT = "interrupted: the process running this call ended before it finished; its outcome is unknown (check before repeating it)";
 
 function requireStore(store: Store | undefined, flag: string): Store {
   if (store) return store;
   throw new UsageError(`${flag}: persistence is disabled (storage.enabled: false), so there is nothing to resume`);
 }
 
-/** The saved model must still mean the same model, unless the user names a replacement. */
-function checkModel(meta: CheckpointMeta, ctx: ResumeContext): void {
-  if (ctx.modelOverride !== undefined) return;
-  const current = ctx.config.models[meta.model.alias];
+/**
+ * The continuation rule, one for every surface: a saved model alias continues
+ * only while it still names the same provider and model; when it changed or
+ * vanished the caller must name a replacement on purpose (`--model`).
+ */
+export function checkSavedModel(meta: CheckpointMeta, config: EffectiveConfig, modelOverride: string | undefined): void {
+  if (modelOverride !== undefined) return;
+  const current = config.models[meta.model.alias];
   const saved = `${meta.model.provider} ${meta.model.model}`;
   if (!current) {
     throw new UsageError(`the saved model alias '${meta.model.alias}' (${saved}) is no longer configured; pass --model <alias> to continue with another model`);
@@ -32,15 +43,15 @@ function checkModel(meta: CheckpointMeta, ctx: ResumeContext): void {
   }
 }
 
-function checkMeta(meta: CheckpointMeta, version: number, ctx: ResumeContext, what: string): void {
-  if (version !== CHECKPOINT_VERSION) throw new UsageError(`${what} was saved in checkpoint format ${version}; this version reads ${CHECKPOINT_VERSION}`);
+export function checkMeta(meta: CheckpointMeta, version: number, ctx: ResumeContext, what: string): void {
+  if (version !== CHECKPOINT_VERSION && version !== 1) throw new UsageError(`${what} was saved in checkpoint format ${version}; this version reads ${CHECKPOINT_VERSION}`);
   if (meta.mode !== "agent") throw new UsageError(`${what} was a ${meta.mode} run; only agent runs can be resumed`);
   if (meta.workspace !== ctx.workspace) throw new UsageError(`${what} belongs to the workspace ${meta.workspace}, not ${ctx.workspace}`);
-  if (meta.surface !== ctx.surface) throw new UsageError(`${what} was started from the ${meta.surface} surface; zero run resumes only its own (${ctx.surface}) sessions`);
-  checkModel(meta, ctx);
+  if (meta.surface !== ctx.surface) throw new UsageError(`${what} was started from the ${meta.surface} surface; zero ${ctx.surface === "cli" ? "run" : ctx.surface} resumes only its own (${ctx.surface}) sessions`);
+  checkSavedModel(meta, ctx.config, ctx.modelOverride);
 }
 
-/** `--resume <id|latest>`: a validated checkpoint restored into a fresh run of the same session. */
+/** `--resume <id|latest>`: a validated checkpoint to continue in a fresh run of the same session. */
 export function resolveSessionResume(storeOrNone: Store | undefined, ref: string, ctx: ResumeContext): Continuation {
   const store = requireStore(storeOrNone, "--resume");
   const session =
@@ -59,7 +70,7 @@ export function resolveSessionResume(storeOrNone: Store | undefined, ref: string
   if (!checkpoint) throw new UsageError(`${what} has no checkpoint to resume (it never completed a step)`);
   const meta = checkpoint.meta as unknown as CheckpointMeta;
   checkMeta(meta, checkpoint.version, ctx, what);
-  return { kind: "session", sessionId: session.id, history: checkpoint.history as ModelMessage[], meta };
+  return { kind: "session", sessionId: session.id, meta };
 }
 
 /** `--resume-run <run-id|latest>`: the interrupted run itself, with its id, authority, budget and deadline. */
@@ -94,10 +105,37 @@ export function resolveRunResume(storeOrNone: Store | undefined, ref: string, ct
     toolCalls: run.toolCalls,
   };
   checkMeta(meta, checkpoint?.version ?? CHECKPOINT_VERSION, ctx, what);
-  const history = checkpoint ? (checkpoint.history as ModelMessage[]) : [userMessage(run.task)];
   const events = store.eventsOf(run.id);
   const lastSequence = events.reduce((max, event) => Math.max(max, Number(event.sequence) || 0), 0);
-  // Taken atomically: two processes resuming the same run at once never both continue it.
-  if (!store.claimInterruptedRun(run.id, process.pid)) throw new UsageError(`${what} was just taken by another process`);
-  return { kind: "run", run, history, meta, lastSequence };
+  return { kind: "run", run, meta, lastSequence };
+}
+
+/**
+ * A session's history as the next run continues it, read once the session is
+ * claimed: the messages up to the checkpoint, plus a step an interrupted run
+ * left half done — its calls answered "interrupted, outcome unknown", so the
+ * model knows they may have happened instead of silently repeating them.
+ * `stored` is what the store holds that stays as it is.
+ */
+export function loadHistory(store: Store, sessionId: string, checkpoint: Checkpoint | undefined): { history: Message[]; stored: Message[] } {
+  const count = checkpoint?.messageCount ?? 0;
+  const all = store.loadMessages(sessionId);
+  const stored = all.slice(0, count);
+  const tail = all.slice(count);
+  const history = [...stored];
+  for (const message of tail) {
+    history.push(message);
+    if (message.role === "assistant") history.push(...interruptedAnswers(message, tail));
+  }
+  // A tail that ends on a user message (its run died before answering) is dropped:
+  // the new run brings its own task.
+  while (history.length > stored.length && history.at(-1)!.role === "user") history.pop();
+  return { history, stored };
+}
+
+function interruptedAnswers(message: AssistantMessage, tail: readonly Message[]): Message[] {
+  const answered = new Set(tail.flatMap((m) => (m.role === "tool" ? m.parts.map((p) => p.callId) : [])));
+  const open = toolCallsOf(message).filter((call) => !answered.has(call.callId));
+  if (open.length === 0) return [];
+  return [toolResultMessage(open.map((call) => ({ type: "tool-result", callId: call.callId, tool: call.tool, output: { type: "error-text", value: INTERRUPTED_RESULT } })))];
 }

@@ -13,23 +13,26 @@ import { configDir, stateDir } from "../config/paths.ts";
 import { createArtifactStore } from "../store/artifacts.ts";
 import { workspaceStateDir } from "../store/state.ts";
 import type { RunRow, Store } from "../store/store.ts";
+import type { LoopHooks } from "../agent/loop-input.ts";
 import { createModelRunner, type ModelRunner } from "../llm/step.ts";
 import { exitCodeFor, type RuntimeEvent, type StopReason, type Usage } from "../protocol/events.ts";
-import { newRunId, newSessionId } from "../protocol/ids.ts";
-import { userMessage, type ModelMessage } from "../protocol/messages.ts";
-import { createApprovalBroker, type ApprovalResponder } from "../policy/approvals.ts";
+import { newRunId } from "../protocol/ids.ts";
+import { userMessage, type Message } from "../protocol/messages.ts";
+import type { ApprovalBroker } from "../policy/approvals.ts";
 import { MODE_RULES } from "../policy/rules.ts";
-import { createRedactor } from "../security/redact.ts";
+import type { Redactor } from "../security/redact.ts";
 import { SECRET_ENV_NAME } from "../security/redact-rules.ts";
 import { createRoots, type Roots } from "../security/roots.ts";
-import type { Tool } from "../tool/define.ts";
-import { CORE_TOOL_NAMES, createToolRegistry } from "../tool/registry.ts";
+import type { AskRequest } from "../tool/define.ts";
 import { runLoop } from "../agent/loop.ts";
 import { assembleSystemPrompt } from "../agent/prompt.ts";
 import type { Env } from "../util/env.ts";
 import { UsageError, errorMessage } from "../util/errors.ts";
 import { setSafeTimeout } from "../util/timers.ts";
 import { createEmitter, type EventListener } from "./emitter.ts";
+import { createEventRedaction } from "./event-redaction.ts";
+import { createCampaign, eventStamp } from "./run-context.ts";
+import { buildToolSet, coreToolSource, type ToolSource } from "./tool-sources.ts";
 import { networkAccessFor, webSearchAccessFor } from "./network.ts";
 import { createRunRecorder, titleFrom, type CheckpointMeta } from "./recorder.ts";
 import type { Continuation } from "./resume.ts";
@@ -54,14 +57,28 @@ export type RunRequest = {
   task: string;
   surface: Surface;
   overrides?: RunOverrides;
-  /** Absent on headless surfaces: calls that need approval are denied. */
-  responder?: ApprovalResponder;
-  /** Where events, runs and checkpoints are recorded; absent when storage is disabled. */
-  store?: Store;
-  /** Earlier work this run continues (`--resume`, `--resume-run`). */
+  /** Earlier work this run continues (`--resume`, `--resume-run`); its history comes with `execute`. */
   continuation?: Continuation;
-  /** The id for a new session when the surface names its sessions itself (host). */
-  newSessionId?: string;
+  /** Where the run's tools come from (default: the core tools). */
+  toolSources?: readonly ToolSource[];
+};
+
+/** What the session hands a prepared run when its turn comes (the session is claimed by then). */
+export type RunExecution = {
+  sessionId: string;
+  listeners: EventListener[];
+  /** The session's history before this run's task, read after the claim. */
+  history: Message[];
+  /** The part of `history` the store already holds unchanged. */
+  stored: Message[];
+  /** Where events, runs and messages are recorded; absent when storage is disabled. */
+  store?: Store;
+  /** Session-scoped: an "always" answer outlives this run. */
+  approvals: ApprovalBroker;
+  ask(question: AskRequest, signal: AbortSignal): Promise<boolean>;
+  /** Redacts everything the run emits, once, before it is stored or published. */
+  redactor: Redactor;
+  hooks?: LoopHooks;
 };
 
 export type RunOutcome = {
@@ -70,18 +87,17 @@ export type RunOutcome = {
   status: Extract<RuntimeEvent, { type: "run.completed" }>["status"];
   exitCode: number;
   text: string;
-  history: ModelMessage[];
+  history: Message[];
   /** Set when recording to the store failed: the run finished without full persistence. */
   persistWarning?: string;
 };
 
 export type PreparedRun = {
   runId: string;
-  sessionId: string;
   agent: AgentProfile;
   model: ResolvedModel;
   /** Runs to completion; never throws for provider trouble (that is an event). */
-  execute(listeners: EventListener[]): Promise<RunOutcome>;
+  execute(execution: RunExecution): Promise<RunOutcome>;
   /** Cancels the run: the model request and running tools are aborted. */
   cancel(): void;
 };
@@ -118,20 +134,6 @@ function pickModel(config: EffectiveConfig, alias: string, fromFlag: boolean): R
   throw new UsageError(`${fromFlag ? "--model" : "agent model"} '${alias}' is not a configured model alias (known: ${known})`);
 }
 
-function pickTools(agent: AgentProfile): Map<string, Tool> {
-  const registry = createToolRegistry();
-  const tools = new Map<string, Tool>();
-  for (const name of agent.tools) {
-    const tool = registry.get(name);
-    if (tool) tools.set(name, tool);
-    else if (!(CORE_TOOL_NAMES as readonly string[]).includes(name)) {
-      throw new UsageError(`agents.${agent.name}.tools: unknown tool '${name}' (known tools: ${CORE_TOOL_NAMES.join(", ")})`);
-    }
-    // Core tools that this build does not provide yet are simply not offered.
-  }
-  return tools;
-}
-
 /**
  * Validates everything a run needs before any request or event: agent, model
  * alias, key, options, prompt file, tools, roots. Errors here are the user's to
@@ -143,7 +145,7 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
   const saved = continuation?.meta;
   // A continuation keeps its saved model unless --model replaces it on purpose.
   const model = pickModel(config, overrides.model ?? saved?.model.alias ?? agent.model, overrides.model !== undefined);
-  const tools = pickTools(agent);
+  const tools = buildToolSet(agent, request.toolSources ?? [coreToolSource()]);
   let permissionMode = overrides.permissionMode ?? agent.permissionMode ?? config.permissionMode;
   if (continuation?.kind === "run" && saved!.agent !== agent.name) {
     throw new UsageError(`run ${continuation.run.id} was a run of agent ${saved!.agent}; the configured root agent is now ${agent.name}`);
@@ -187,8 +189,6 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
   // Large outputs live in the workspace's private state directory, created on first use.
   const artifacts = createArtifactStore(join(workspaceStateDir(request.env, roots.workspace), "artifacts"));
   const runId = continuation?.kind === "run" ? continuation.run.id : newRunId(now);
-  const sessionId =
-    continuation?.kind === "run" ? continuation.run.sessionId : continuation?.kind === "session" ? continuation.sessionId : (request.newSessionId ?? newSessionId(now));
   // A resumed run keeps its absolute deadline; a passed one stops it at once.
   const timeoutMs =
     continuation?.kind === "run"
@@ -197,7 +197,7 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
   const controller = new AbortController();
   let abortReason: StopReason = "cancelled";
 
-  const runRow = (deadline: Date): RunRow => ({
+  const runRow = (sessionId: string, deadline: Date): RunRow => ({
     id: runId,
     sessionId,
     rootId: runId,
@@ -223,17 +223,25 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
     pid: process.pid,
   });
 
-  async function execute(listeners: EventListener[]): Promise<RunOutcome> {
+  async function execute(execution: RunExecution): Promise<RunOutcome> {
+    const { sessionId } = execution;
     const startedAt = performance.now();
     const deadline = continuation?.kind === "run" ? new Date(continuation.meta.deadline) : new Date(Date.now() + timeoutMs);
-    const recorder = request.store
-      ? createRunRecorder(request.store, runRow(deadline), { surface: request.surface, title: titleFrom(request.task) })
-      : undefined;
-    const emit = createEmitter(runId, listeners, {
+    const store = execution.store;
+    const recorder = store ? createRunRecorder(store, runRow(sessionId, deadline), { surface: request.surface, title: titleFrom(request.task) }, execution.stored) : undefined;
+    const place = { parentId: null, rootId: runId };
+    const stamp = eventStamp(place);
+    const emit = createEmitter(runId, execution.listeners, {
       startSequence: continuation?.kind === "run" ? continuation.lastSequence : 0,
       // Written before any surface sees it: what a client saw is always in the store.
       persist: recorder ? (event) => recorder.event(event) : undefined,
+      transform: createEventRedaction(execution.redactor).apply,
+      ...(stamp ? { stamp } : {}),
     });
+    const campaign = createCampaign(
+      { steps: null, toolCalls: null, tokens: null, runs: null, deadline },
+      continuation?.kind === "run" ? { steps: continuation.meta.steps, toolCalls: continuation.meta.toolCalls, tokens: continuation.meta.usage.totalTokens } : {},
+    );
     const checkpointMeta = (snapshot: { usage: Usage; steps: number; toolCalls: number }): CheckpointMeta => ({
       mode: "agent",
       surface: request.surface,
@@ -256,8 +264,10 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
       maxToolCalls: agent.maxToolCalls ?? EMERGENCY_TOOL_CALLS,
       toolTimeoutMs: config.limits.toolTimeoutMs,
       maxAttachmentBytes: config.limits.maxAttachmentBytes,
+      maxTokens: agent.maxTokens ?? null,
     };
-    const history = [...(continuation?.history ?? []), userMessage(request.task)];
+    // A continued run (--resume-run) carries on its own history; its new text joins as a user turn.
+    const history = [...execution.history, userMessage(request.task)];
     try {
       emit({
         type: "run.started",
@@ -275,7 +285,7 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
         depth: 0,
         reasoningEffort: overrides.reasoningEffort ?? model.reasoningEffort ?? null,
         speed: overrides.speed ?? model.speed ?? null,
-        budgets: { ...limits, maxTokens: agent.maxTokens ?? null, timeoutMs, deadline: deadline.toISOString() },
+        budgets: { ...limits, maxTokens: limits.maxTokens ?? null, timeoutMs, deadline: deadline.toISOString() },
       });
       const result = await runLoop({
         agent: agent.name,
@@ -285,12 +295,15 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
         tools,
         permissionMode,
         rules: MODE_RULES[permissionMode],
-        approvals: createApprovalBroker(request.responder),
+        approvals: execution.approvals,
+        ask: execution.ask,
+        ...(execution.hooks ? { hooks: execution.hooks } : {}),
+        campaign,
         roots,
         services: {
           env: request.env,
           artifacts,
-          redactor: createRedactor({ knownSecrets: knownSecretValues(config, request.env) }),
+          redactor: execution.redactor,
           network: networkAccessFor(request.env),
           webSearch: webSearchAccessFor(config.webSearch, request.env),
         },
@@ -300,6 +313,7 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
         abortReason: () => abortReason,
         emit,
         ...(continuation?.kind === "run" ? { spent: { usage: continuation.meta.usage, steps: continuation.meta.steps, toolCalls: continuation.meta.toolCalls } } : {}),
+        onHistory: (snapshot) => recorder?.messages(snapshot),
         onCheckpoint: (snapshot) => recorder?.checkpoint(snapshot.history, checkpointMeta(snapshot)),
       });
       if (result.reason === "deadline") {
@@ -350,7 +364,6 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
 
   return {
     runId,
-    sessionId,
     agent,
     model,
     execute,

@@ -156,7 +156,7 @@ describe("a damaged database", () => {
     // Copy the file pair while a writer holds un-checkpointed frames in the WAL.
     const writer = new Database(path);
     writer.run("PRAGMA wal_autocheckpoint = 0");
-    writer.run("INSERT INTO sessions VALUES ('late', 'cli', '/w', 't', 'a', 'a')");
+    writer.run("INSERT INTO sessions (id, surface, workspace, title, created_at, updated_at) VALUES ('late', 'cli', '/w', 't', 'a', 'a')");
     const dir = ensurePrivateDir(dirs.make());
     copyFileSync(path, join(dir, "zero-cli.db"));
     copyFileSync(`${path}-wal`, join(dir, "zero-cli.db-wal"));

@@ -40,6 +40,7 @@ describe("migrations", () => {
       { name: "checkpoints" },
       { name: "events" },
       { name: "host_results" },
+      { name: "messages" },
       { name: "runs" },
       { name: "sessions" },
     ]);

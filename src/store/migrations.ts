@@ -1,5 +1,7 @@
 import type { Database } from "bun:sqlite";
 import { errorMessage } from "../util/errors.ts";
+import { fromSdkShape } from "../protocol/sdk-messages.ts";
+import { decodeValue } from "./codec.ts";
 import { StoreError } from "./errors.ts";
 
 /**
@@ -94,7 +96,53 @@ export const MIGRATIONS: readonly Migration[] = [
       db.run("CREATE INDEX host_results_by_created ON host_results(created_at)");
     },
   },
+  {
+    version: 3,
+    name: "messages as rows, checkpoint markers, session owners",
+    up(db) {
+      db.run(`CREATE TABLE messages (
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        position INTEGER NOT NULL,
+        run_id TEXT NOT NULL,
+        role TEXT NOT NULL,
+        body TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (session_id, position)
+      )`);
+      // A checkpoint now marks how many messages of its session are consistent; null = none.
+      db.run("ALTER TABLE checkpoints ADD COLUMN message_count INTEGER");
+      // The process that runs the session now (one run per session, across processes).
+      db.run("ALTER TABLE sessions ADD COLUMN owner_pid INTEGER");
+      moveHistoriesToRows(db);
+    },
+  },
 ];
+
+/**
+ * Schema 2 kept each checkpoint's whole history (the AI SDK's message shape)
+ * as one value. The newest checkpoint of each session becomes message rows;
+ * every checkpoint keeps its length as a marker, and the copies are dropped.
+ */
+function moveHistoriesToRows(db: Database): void {
+  const sessions = db.query("SELECT DISTINCT session_id AS id FROM checkpoints").all() as Array<{ id: string }>;
+  const insert = db.prepare("INSERT INTO messages (session_id, position, run_id, role, body, created_at) VALUES (?, ?, ?, ?, ?, ?)");
+  for (const { id } of sessions) {
+    const latest = db.query("SELECT run_id, created_at, history FROM checkpoints WHERE session_id = ? ORDER BY id DESC LIMIT 1").get(id) as
+      | { run_id: string; created_at: string; history: string }
+      | null;
+    if (!latest) continue;
+    const decoded = decodeValue(latest.history);
+    const messages = fromSdkShape(Array.isArray(decoded) ? (decoded as Array<{ role: string; content: unknown }>) : []);
+    messages.forEach((message, position) => insert.run(id, position, latest.run_id, message.role, JSON.stringify(message), latest.created_at));
+    const rows = db.query("SELECT id, history FROM checkpoints WHERE session_id = ?").all(id) as Array<{ id: number; history: string }>;
+    for (const row of rows) {
+      const history = decodeValue(row.history);
+      const length = Array.isArray(history) ? Math.min(history.length, messages.length) : 0;
+      db.run("UPDATE checkpoints SET message_count = ?, history = '[]' WHERE id = ?", [length, row.id]);
+    }
+  }
+  insert.finalize();
+}
 
 export function schemaVersion(db: Database): number {
   const row = db.query("PRAGMA user_version").get() as { user_version: number } | null;

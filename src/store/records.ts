@@ -59,8 +59,8 @@ export type Checkpoint = {
   /** The format version of this checkpoint's content (the caller's, stored as given). */
   version: number;
   createdAt: string;
-  /** The exact model history (ModelMessage[]), restored value-for-value, bytes included. */
-  history: unknown[];
+  /** How many of the session's messages (from position 0) this checkpoint covers: a marker, not a copy. */
+  messageCount: number;
   /** What is needed to continue: mode, agent, model identity, work depth, permission mode, budgets, usage, deadline… */
   meta: Record<string, unknown>;
 };

@@ -1,3 +1,4 @@
+import type { Message } from "../protocol/messages.ts";
 import { Database } from "bun:sqlite";
 import { afterEach, describe, expect, test } from "bun:test";
 import { Buffer } from "node:buffer";
@@ -256,85 +257,94 @@ function checkpoint(overrides: Partial<Checkpoint> = {}): Checkpoint {
   return {
     runId: runRow().id,
     sessionId: sessionRow().id,
-    version: 1,
+    version: 2,
     createdAt: "2025-01-01T00:05:00.000Z",
-    history: [{ role: "user", content: "hi" }],
+    messageCount: 1,
     meta: { mode: "agent" },
     ...overrides,
   };
 }
 
-describe("checkpoints", () => {
-  test("round trip is exact: Uint8Array, U+2028, emoji, lone surrogates, look-alike objects", () => {
+describe("messages and checkpoints", () => {
+  const history: Message[] = [
+    { role: "user", parts: [{ type: "text", text: "look 👀 at this 🇳🇱 image \ud83d line\u2028separator" }, { type: "file", mediaType: "image/png", data: "iVBORw0KGgo=", filename: "a.png" }] },
+    {
+      role: "assistant",
+      parts: [
+        { type: "reasoning", text: "hmm", provider: { anthropic: { signature: "sig-1" } } },
+        { type: "tool-call", callId: "c1", tool: "read", input: { $bytes: "not bytes" }, state: "completed", provider: { openai: { itemId: "fc_1" } } },
+      ],
+    },
+    { role: "tool", parts: [{ type: "tool-result", callId: "c1", tool: "read", output: { type: "text", value: "x\u0000y" } }] },
+  ];
+
+  test("messages round-trip exactly (provider data, U+2028, emoji, lone surrogates, look-alike objects) and the checkpoint is a marker", () => {
     const dir = dirs.make();
     const store = storeIn(dir);
     store.createSession(sessionRow());
     store.createRun(runRow());
-    const png = new Uint8Array([137, 80, 78, 71, 0, 255, 10, 13]);
-    const history = [
-      { role: "system", content: "line\u2028separator\u2029paragraph" },
-      {
-        role: "user",
-        content: [
-          { type: "text", text: "look 👀 at this 🇳🇱 image \ud83d" },
-          { type: "file", mediaType: "image/png", data: png, filename: "a.png" },
-        ],
-      },
-      { role: "assistant", content: [{ type: "tool-call", toolCallId: "c1", toolName: "read", input: { $bytes: "not bytes" } }] },
-      { role: "tool", content: [{ type: "tool-result", toolCallId: "c1", toolName: "read", output: { type: "text", value: "x\u0000y" } }] },
-    ];
-    const meta = {
-      mode: "agent",
-      agent: "build",
-      model: { alias: "default", provider: "openai", model: "gpt-5" },
-      workDepth: "pro",
-      permissionMode: "accept-edits",
-      budgets: { maxSteps: 40, maxTokens: null },
-      usage: { inputTokens: 1200, outputTokens: 300 },
-      deadline: "2025-01-01T01:00:00.000Z",
-      attachment: Buffer.from([1, 2, 3]),
-    };
-    store.saveCheckpoint(checkpoint({ version: 3, history, meta }));
+    const written = store.writeMessages(sessionRow().id, runRow().id, history.map((message, position) => ({ position, message })));
+    expect(written).toBeGreaterThan(0);
+    const meta = { mode: "agent", usage: { inputTokens: 1200 }, attachment: Buffer.from([1, 2, 3]) };
+    store.saveCheckpoint(checkpoint({ messageCount: 3, meta }));
     store.close();
     open.splice(0);
 
-    const restored = storeIn(dir).latestCheckpoint({ sessionId: sessionRow().id });
-    expect(restored).toEqual({
-      runId: runRow().id,
-      sessionId: sessionRow().id,
-      version: 3,
-      createdAt: "2025-01-01T00:05:00.000Z",
-      history,
-      meta: { ...meta, attachment: new Uint8Array([1, 2, 3]) },
-    });
-    const file = ((restored?.history[1] as { content: unknown[] }).content[1] as { data: unknown }).data;
-    expect(file).toBeInstanceOf(Uint8Array);
-    expect(Array.from(file as Uint8Array)).toEqual(Array.from(png));
-    expect((restored?.history[1] as { content: Array<{ text?: string }> }).content[0]?.text).toBe("look 👀 at this 🇳🇱 image \ud83d");
+    const reopened = storeIn(dir);
+    const restored = reopened.latestCheckpoint({ sessionId: sessionRow().id });
+    expect(restored).toEqual({ runId: runRow().id, sessionId: sessionRow().id, version: 2, createdAt: "2025-01-01T00:05:00.000Z", messageCount: 3, meta: { ...meta, attachment: new Uint8Array([1, 2, 3]) } });
+    expect(reopened.loadMessages(sessionRow().id)).toEqual(history);
+    expect(reopened.loadMessages(sessionRow().id, 1)).toEqual(history.slice(0, 1));
+    expect(reopened.messageCount(sessionRow().id)).toBe(3);
   });
 
-  test("keeps the newest N per session and the newest of every run, pruning in the same transaction", () => {
+  test("a replaced message is rewritten alone; truncation drops what an interrupted step left", () => {
+    const store = storeIn(dirs.make());
+    store.createSession(sessionRow());
+    store.createRun(runRow());
+    const id = sessionRow().id;
+    store.writeMessages(id, runRow().id, history.map((message, position) => ({ position, message })));
+    const settled: Message = { role: "assistant", parts: [{ type: "text", text: "changed" }] };
+    const bytes = store.writeMessages(id, runRow().id, [{ position: 1, message: settled }]);
+    expect(bytes).toBe(JSON.stringify(settled).length);
+    expect(store.loadMessages(id)[1]).toEqual(settled);
+    store.truncateMessages(id, 1);
+    expect(store.loadMessages(id)).toEqual(history.slice(0, 1));
+  });
+
+  test("a malformed stored message is refused with where and what", () => {
+    const store = storeIn(dirs.make());
+    store.createSession(sessionRow());
+    store.createRun(runRow());
+    store.writeMessages(sessionRow().id, runRow().id, [{ position: 0, message: history[0]! }]);
+    const raw = new Database(store.path);
+    raw.run("UPDATE messages SET body = ? WHERE position = 0", [JSON.stringify({ role: "user", parts: [{ type: "tool-call" }] })]);
+    raw.close();
+    expect(() => store.loadMessages(sessionRow().id)).toThrow(`message 0 of session ${sessionRow().id} is malformed`);
+  });
+
+  test("keeps the newest N checkpoints per session and the newest of every run, pruning in the same transaction", () => {
     const dir = dirs.make();
     const store = storeIn(dir, { checkpointsPerSession: 3 });
     store.createSession(sessionRow());
     store.createRun(runRow({ id: "root" }));
     store.createRun(runRow({ id: "child", rootId: "root", parentId: "root", depth: 1 }));
-    store.saveCheckpoint(checkpoint({ runId: "child", history: ["child-1"] }));
-    store.saveCheckpoint(checkpoint({ runId: "child", history: ["child-2"] }));
-    for (let i = 1; i <= 6; i++) store.saveCheckpoint(checkpoint({ runId: "root", history: [`root-${i}`] }));
+    store.saveCheckpoint(checkpoint({ runId: "child", messageCount: 1 }));
+    store.saveCheckpoint(checkpoint({ runId: "child", messageCount: 2 }));
+    for (let i = 1; i <= 6; i++) store.saveCheckpoint(checkpoint({ runId: "root", messageCount: 10 + i }));
 
     const raw = new Database(store.path, { readonly: true });
-    const kept = raw.query("SELECT run_id AS run, history FROM checkpoints ORDER BY id").all();
+    const kept = raw.query("SELECT run_id AS run, message_count AS count FROM checkpoints ORDER BY id").all();
     raw.close();
     expect(kept).toEqual([
-      { run: "child", history: '["child-2"]' },
-      { run: "root", history: '["root-4"]' },
-      { run: "root", history: '["root-5"]' },
-      { run: "root", history: '["root-6"]' },
+      { run: "child", count: 2 },
+      { run: "root", count: 14 },
+      { run: "root", count: 15 },
+      { run: "root", count: 16 },
     ]);
-    expect(store.latestCheckpoint({ sessionId: sessionRow().id })?.history).toEqual(["root-6"]);
-    expect(store.latestCheckpoint({ runId: "child" })?.history).toEqual(["child-2"]);
-    expect(store.latestCheckpoint({ runId: "child", sessionId: sessionRow().id })?.history).toEqual(["child-2"]);
+    expect(store.latestCheckpoint({ sessionId: sessionRow().id })?.messageCount).toBe(16);
+    expect(store.latestCheckpoint({ runId: "child" })?.messageCount).toBe(2);
+    expect(store.latestCheckpoint({ runId: "child", sessionId: sessionRow().id })?.messageCount).toBe(2);
     expect(store.latestCheckpoint({ runId: "child", sessionId: "other" })).toBeUndefined();
     expect(store.latestCheckpoint({ runId: "nope" })).toBeUndefined();
     expect(() => store.latestCheckpoint({})).toThrow("sessionId or a runId");
@@ -347,7 +357,7 @@ describe("checkpoints", () => {
     store.createRun(runRow());
     let caught: unknown;
     try {
-      store.saveCheckpoint(checkpoint({ history: [{ role: "user", content: "x".repeat(1024 * 1024) }] }));
+      store.saveCheckpoint(checkpoint({ meta: { note: "x".repeat(1024 * 1024) } }));
     } catch (error) {
       caught = error;
     }
@@ -356,6 +366,26 @@ describe("checkpoints", () => {
     expect((caught as StoreError).message).toBe(`the checkpoint of run ${runRow().id} is 1.0 MiB, over the 1.0 MiB limit; it was not saved`);
     expect(store.latestCheckpoint({ runId: runRow().id })).toBeUndefined();
     expect(() => store.saveCheckpoint(checkpoint({ sessionId: "other-session" }))).toThrow("FOREIGN KEY");
+  });
+});
+
+describe("session owners", () => {
+  test("one live process owns a session; a dead owner's claim is taken over; release frees it", () => {
+    const alive = new Set<number>([4242]);
+    const store = storeIn(dirs.make(), { isAlive: (pid) => alive.has(pid) });
+    store.createSession(sessionRow());
+    const id = sessionRow().id;
+    expect(store.claimSession(id, 4242)).toEqual({ ok: true });
+    expect(store.claimSession(id, 4242)).toEqual({ ok: true }); // already ours
+    expect(store.claimSession(id, 777)).toEqual({ ok: false, ownerPid: 4242 });
+    alive.delete(4242); // the owner died without releasing
+    expect(store.claimSession(id, 777)).toEqual({ ok: true });
+    alive.add(777);
+    store.releaseSession(id, 4242); // a stale release changes nothing
+    expect(store.claimSession(id, 999)).toEqual({ ok: false, ownerPid: 777 });
+    store.releaseSession(id, 777);
+    expect(store.claimSession(id, 999)).toEqual({ ok: true });
+    expect(() => store.claimSession("nope", 1)).toThrow("no session nope");
   });
 });
 

@@ -4,7 +4,11 @@ import { decodeValue, encodeValue } from "./codec.ts";
 import { openDatabase } from "./db.ts";
 import { StoreError } from "./errors.ts";
 import { hostResultRetention, hostResults, type HostResultRow } from "./host-results.ts";
+import { sessionMessages, type MessageWrite } from "./messages.ts";
 import type { Migration } from "./migrations.ts";
+import { sessionOwners, type SessionClaim } from "./session-owner.ts";
+import type { RuntimeEvent } from "../protocol/events.ts";
+import type { Message } from "../protocol/messages.ts";
 import {
   INTERRUPTED_REASON,
   processIsAlive,
@@ -20,6 +24,8 @@ import {
   type SessionSurface,
 } from "./records.ts";
 
+export type { MessageWrite } from "./messages.ts";
+export type { SessionClaim } from "./session-owner.ts";
 export type { Checkpoint, RunPatch, RunRow, SessionRow, SessionSurface } from "./records.ts";
 export { DEFAULT_HOST_RESULT_RETENTION_MS, type HostResultRow } from "./host-results.ts";
 
@@ -51,12 +57,26 @@ export type Store = {
   appendEvent(event: StoredEvent): number;
   /** A run's events in stored order. */
   eventsOf(runId: string): Array<Record<string, unknown>>;
+  /** Every event of a session's runs after the given store order (0: all), in stored order. */
+  eventsOfSession(sessionId: string, after: number): RuntimeEvent[];
+  /** Writes messages of a session at their positions (appended or replaced); returns the bytes written. */
+  writeMessages(sessionId: string, runId: string, writes: MessageWrite[]): number;
+  /** Drops the session's messages from `from` on (what an interrupted step left past its checkpoint). */
+  truncateMessages(sessionId: string, from: number): void;
+  /** The session's messages below position `before` (all when absent), validated. */
+  loadMessages(sessionId: string, before?: number): Message[];
+  messageCount(sessionId: string): number;
+  /** Takes the session for this process (one run at a time per session, across processes). */
+  claimSession(sessionId: string, pid: number): SessionClaim;
+  releaseSession(sessionId: string, pid: number): void;
   saveCheckpoint(checkpoint: Checkpoint): void;
   latestCheckpoint(filter: { sessionId?: string; runId?: string }): Checkpoint | undefined;
   /** Stores a completed host request (replacing one under the same key) and, in the same transaction, deletes expired ones. */
   saveHostResult(row: HostResultRow): void;
   /** A completed host request; undefined when missing or older than the retention at `now` (default: the store's clock). */
   findHostResult(sessionId: string, idempotencyKey: string, now?: Date): HostResultRow | undefined;
+  /** Payload bytes this handle has handed to SQLite (events, messages, checkpoints): what the benchmarks report. */
+  bytesWritten(): number;
   close(): void;
 };
 
@@ -77,11 +97,19 @@ export type OpenStoreOptions = {
   now?: () => Date;
 };
 
-type CheckpointRecord = { runId: string; sessionId: string; version: number; createdAt: string; history: string; meta: string };
+type CheckpointRecord = { runId: string; sessionId: string; version: number; createdAt: string; messageCount: number | null; meta: string };
 type Params = Record<string, string | number | null>;
 
 function prepareStatements(db: Database) {
   const q = <R>(sql: string) => db.prepare<R, [Params]>(sql);
+  // Statements over columns of later migrations are prepared on first use, so opening
+  // with an older migration list (tests of the migration path) still works.
+  const later = <R>(sql: string) => {
+    let statement: Statement<R, [Params]> | undefined;
+    const get = () => (statement ??= q<R>(sql));
+    get.finalize = () => statement?.finalize();
+    return get;
+  };
   return {
     insertSession: q<never>(
       `INSERT INTO sessions (id, surface, workspace, title, created_at, updated_at)
@@ -140,9 +168,12 @@ function prepareStatements(db: Database) {
     ),
     eventAt: q<{ id: number; body: string }>("SELECT id, body FROM events WHERE run_id = :runId AND sequence = :sequence"),
     eventsOf: q<{ body: string }>("SELECT body FROM events WHERE run_id = :runId ORDER BY id"),
-    insertCheckpoint: q<never>(
-      `INSERT INTO checkpoints (session_id, run_id, version, created_at, history, meta)
-       VALUES (:sessionId, :runId, :version, :createdAt, :history, :meta)`,
+    eventsOfSession: q<{ body: string }>(
+      "SELECT e.body FROM events e JOIN runs r ON r.id = e.run_id WHERE r.session_id = :sessionId AND e.id > :after ORDER BY e.id",
+    ),
+    insertCheckpoint: later<never>(
+      `INSERT INTO checkpoints (session_id, run_id, version, created_at, history, meta, message_count)
+       VALUES (:sessionId, :runId, :version, :createdAt, '[]', :meta, :messageCount)`,
     ),
     // Keep the newest `keep` of the session and the newest of every run in it.
     pruneCheckpoints: q<never>(
@@ -150,12 +181,12 @@ function prepareStatements(db: Database) {
          AND id NOT IN (SELECT id FROM checkpoints WHERE session_id = :sessionId ORDER BY id DESC LIMIT :keep)
          AND id NOT IN (SELECT max(id) FROM checkpoints WHERE session_id = :sessionId GROUP BY run_id)`,
     ),
-    checkpointOfSession: q<CheckpointRecord>(
-      `SELECT run_id AS runId, session_id AS sessionId, version, created_at AS createdAt, history, meta
+    checkpointOfSession: later<CheckpointRecord>(
+      `SELECT run_id AS runId, session_id AS sessionId, version, created_at AS createdAt, message_count AS messageCount, meta
        FROM checkpoints WHERE session_id = :sessionId ORDER BY id DESC LIMIT 1`,
     ),
-    checkpointOfRun: q<CheckpointRecord>(
-      `SELECT run_id AS runId, session_id AS sessionId, version, created_at AS createdAt, history, meta
+    checkpointOfRun: later<CheckpointRecord>(
+      `SELECT run_id AS runId, session_id AS sessionId, version, created_at AS createdAt, message_count AS messageCount, meta
        FROM checkpoints WHERE run_id = :runId ORDER BY id DESC LIMIT 1`,
     ),
   };
@@ -171,12 +202,11 @@ function flag(present: boolean): number {
 }
 
 function checkpointFromRecord(record: CheckpointRecord): Checkpoint {
-  const history = decodeValue(record.history);
   const meta = decodeValue(record.meta);
-  if (!Array.isArray(history) || meta === null || typeof meta !== "object" || Array.isArray(meta)) {
-    throw new StoreError("malformed", `the checkpoint of run ${record.runId} is malformed (history or meta has the wrong shape)`);
+  if (meta === null || typeof meta !== "object" || Array.isArray(meta)) {
+    throw new StoreError("malformed", `the checkpoint of run ${record.runId} is malformed (its meta has the wrong shape)`);
   }
-  return { ...record, history, meta: meta as Record<string, unknown> };
+  return { ...record, messageCount: record.messageCount ?? 0, meta: meta as Record<string, unknown> };
 }
 
 /**
@@ -231,6 +261,9 @@ export function openStore(options: OpenStoreOptions): { store: Store; notices: s
   }
   const s = statements;
   const hosts = hostResults(db, { retentionMs, now });
+  const messages = sessionMessages(db, now);
+  const owners = sessionOwners(db, options.isAlive ?? processIsAlive);
+  let bytesWritten = 0;
   let closed = false;
   const live = () => {
     if (closed) throw new StoreError("closed", `the session database ${path} is already closed`);
@@ -263,13 +296,13 @@ export function openStore(options: OpenStoreOptions): { store: Store; notices: s
     if (typeof patch.endedAt === "string") s.touchSessionOfRun.run({ runId: id, at: patch.endedAt });
   });
 
-  const saveCheckpoint = db.transaction((checkpoint: Checkpoint, history: string, meta: string) => {
-    s.insertCheckpoint.run({
+  const saveCheckpoint = db.transaction((checkpoint: Checkpoint, meta: string) => {
+    s.insertCheckpoint().run({
       sessionId: checkpoint.sessionId,
       runId: checkpoint.runId,
       version: checkpoint.version,
       createdAt: checkpoint.createdAt,
-      history,
+      messageCount: checkpoint.messageCount,
       meta,
     });
     s.pruneCheckpoints.run({ sessionId: checkpoint.sessionId, keep });
@@ -320,6 +353,7 @@ export function openStore(options: OpenStoreOptions): { store: Store; notices: s
       if (!Number.isSafeInteger(event.sequence)) throw new TypeError(`event sequence must be an integer, got ${String(event.sequence)}`);
       // Stored verbatim: events are JSON by contract (surfaces print them as such).
       const body = JSON.stringify(event);
+      bytesWritten += body.length;
       const createdAt = typeof event.timestamp === "string" ? event.timestamp : now().toISOString();
       const result = s.insertEvent.run({ runId: event.runId, sequence: event.sequence, type: event.type, createdAt, body });
       if (result.changes === 1) return Number(result.lastInsertRowid);
@@ -332,12 +366,43 @@ export function openStore(options: OpenStoreOptions): { store: Store; notices: s
       live();
       return s.eventsOf.all({ runId }).map((row) => JSON.parse(row.body) as Record<string, unknown>);
     },
+    writeMessages(sessionId, runId, writes) {
+      live();
+      const bytes = messages.write(sessionId, runId, writes);
+      bytesWritten += bytes;
+      return bytes;
+    },
+    truncateMessages(sessionId, from) {
+      live();
+      messages.truncate(sessionId, from);
+    },
+    loadMessages(sessionId, before) {
+      live();
+      return messages.load(sessionId, before);
+    },
+    messageCount(sessionId) {
+      live();
+      return messages.count(sessionId);
+    },
+    claimSession(sessionId, pid) {
+      live();
+      return owners.claim(sessionId, pid);
+    },
+    releaseSession(sessionId, pid) {
+      live();
+      owners.release(sessionId, pid);
+    },
+    eventsOfSession(sessionId, after) {
+      live();
+      return s.eventsOfSession.all({ sessionId, after }).map((row) => JSON.parse(row.body) as RuntimeEvent);
+    },
     saveCheckpoint(checkpoint) {
       live();
-      if (!Array.isArray(checkpoint.history)) throw new TypeError("checkpoint history must be an array of messages");
-      const history = encodeValue(checkpoint.history);
+      if (!Number.isSafeInteger(checkpoint.messageCount) || checkpoint.messageCount < 0) {
+        throw new TypeError(`checkpoint messageCount must be a non-negative integer, got ${String(checkpoint.messageCount)}`);
+      }
       const meta = encodeValue(checkpoint.meta);
-      const bytes = Buffer.byteLength(history) + Buffer.byteLength(meta);
+      const bytes = Buffer.byteLength(meta);
       if (bytes > maxBytes) {
         const mib = (n: number) => (n / (1024 * 1024)).toFixed(1);
         throw new StoreError(
@@ -345,16 +410,17 @@ export function openStore(options: OpenStoreOptions): { store: Store; notices: s
           `the checkpoint of run ${checkpoint.runId} is ${mib(bytes)} MiB, over the ${mib(maxBytes)} MiB limit; it was not saved`,
         );
       }
-      saveCheckpoint.immediate(checkpoint, history, meta);
+      saveCheckpoint.immediate(checkpoint, meta);
+      bytesWritten += bytes;
     },
     latestCheckpoint(filter) {
       live();
       let record: CheckpointRecord | null;
       if (filter.runId !== undefined) {
-        record = s.checkpointOfRun.get({ runId: filter.runId });
+        record = s.checkpointOfRun().get({ runId: filter.runId });
         if (record !== null && filter.sessionId !== undefined && record.sessionId !== filter.sessionId) record = null;
       } else if (filter.sessionId !== undefined) {
-        record = s.checkpointOfSession.get({ sessionId: filter.sessionId });
+        record = s.checkpointOfSession().get({ sessionId: filter.sessionId });
       } else {
         throw new TypeError("latestCheckpoint needs a sessionId or a runId");
       }
@@ -368,11 +434,14 @@ export function openStore(options: OpenStoreOptions): { store: Store; notices: s
       live();
       return hosts.find(sessionId, idempotencyKey, at ?? now());
     },
+    bytesWritten: () => bytesWritten,
     close() {
       if (closed) return;
       closed = true;
       hosts.close();
-      for (const statement of Object.values(s) as Array<Statement<unknown, [Params]>>) statement.finalize();
+      messages.close();
+      owners.close();
+      for (const statement of Object.values(s) as Array<{ finalize(): void }>) statement.finalize();
       try {
         // Cheap upkeep SQLite recommends at close: refreshes planner statistics when useful.
         db.run("PRAGMA optimize");

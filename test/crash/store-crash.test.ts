@@ -58,7 +58,7 @@ function verify(runId: string, acknowledged: Acknowledged): string[] {
       const latest = store.latestCheckpoint({ runId });
       if (latest === undefined || latest.version < acknowledged.checkpoint) {
         problems.push(`checkpoint ${acknowledged.checkpoint} was acknowledged, latest stored is ${latest?.version ?? "none"}`);
-      } else if (latest.history.length !== latest.version || !(latest.history.at(-1) as { content: Array<{ data?: unknown }> }).content[1]?.data) {
+      } else if (latest.messageCount !== latest.version || store.loadMessages(latest.sessionId, latest.messageCount).at(-1)?.parts[1]?.type !== "file") {
         problems.push(`checkpoint ${latest.version} came back malformed`);
       }
     }

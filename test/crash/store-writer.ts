@@ -44,16 +44,18 @@ store.createRun({
 });
 process.stdout.write("ready\n");
 
-const history: unknown[] = [];
+let messages = 0;
 for (let sequence = 1; count === 0 || sequence <= count; sequence++) {
   // Mostly small deltas, now and then a large body that spans several pages.
   const text = sequence % 97 === 0 ? "x".repeat(20_000) : `delta ${sequence} \u2028 😀`;
   const id = store.appendEvent({ runId, sequence, type: "message.delta", timestamp: now(), step: 1, text });
   process.stdout.write(`e ${id} ${sequence}\n`);
   if (checkpointEvery > 0 && sequence % checkpointEvery === 0) {
-    history.push({ role: "assistant", content: [{ type: "text", text }, { type: "file", data: new Uint8Array([sequence % 256, 0, 255]) }] });
+    const message = { role: "assistant" as const, parts: [{ type: "text" as const, text }, { type: "file" as const, mediaType: "image/png", data: Buffer.from([sequence % 256, 0, 255]).toString("base64") }] };
+    store.writeMessages(sessionId, runId, [{ position: messages, message }]);
+    messages += 1;
     const version = sequence / checkpointEvery;
-    store.saveCheckpoint({ runId, sessionId, version, createdAt: now(), history, meta: { sequence } });
+    store.saveCheckpoint({ runId, sessionId, version, createdAt: now(), messageCount: messages, meta: { sequence } });
     process.stdout.write(`c ${version}\n`);
   }
 }

@@ -371,6 +371,9 @@ describe("stream-json input", () => {
     ["a non-string content", `${ev({ type: "prompt", content: 42 })}\n`, /^line 1: content must be a string/],
     ["a line that is not an object", "[1,2,3]\n", /^line 1: an input event must be a JSON object/],
     ["no events at all", "\n\n", /no input events/],
+    ["a line over the 1 MiB line limit", `${ev({ type: "prompt", content: "ok" })}\n${ev({ type: "prompt", content: "x".repeat(2 * 1024 * 1024) })}\n`, /^line 2: longer than the maximum line size of 1 MiB \(1048576 bytes\)$/],
+    ["a line of only U+00A0", `${ev({ type: "prompt", content: "ok" })}\n\u00a0\n`, /^line 2: only whitespace/],
+    ["a line of only U+2028 then U+FEFF", `\n\u2028\n\ufeff\n${ev({ type: "prompt", content: "ok" })}\n`, /^line 2: only whitespace/],
   ];
   for (const [name, stdin, message] of invalid) {
     test(`invalid input: ${name} → error invalid_input naming the line, run_end 2, no model request`, async () => {
@@ -395,6 +398,33 @@ describe("stream-json input", () => {
     expect(transcript(missing)[0]).toMatchObject({ type: "error", code: "invalid_input", message: expect.stringContaining("nope.jsonl") });
     expect(fake.requests).toHaveLength(0);
   });
+
+  test("invalid UTF-8 in a line (from --file) is invalid input naming the line, not repaired", async () => {
+    const enc = new TextEncoder();
+    writeFileSync(join(sandbox.workspace, "latin1.jsonl"), new Uint8Array([...enc.encode(`${ev({ type: "prompt", content: "ok" })}\n{"schemaVersion":2,"type":"prompt","content":"caf`), 0xe9, ...enc.encode('"}\n')]));
+    const result = await exec([...STREAM_IN, "--file", "latin1.jsonl"]);
+    expect(result.code).toBe(2);
+    const lines = transcript(result);
+    expect(lines.map((l) => l.type)).toEqual(["error", "run_end"]);
+    expect(lines[0]).toMatchObject({ code: "invalid_input", message: "line 2: not valid UTF-8" });
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  test("more than 8 MiB of input is invalid input, from stdin (either format) and from --file; no model request", async () => {
+    const line = `${ev({ type: "prompt", content: "y".repeat(1000 * 1000) })}\n`;
+    const many = line.repeat(9);
+    const streamed = await exec(STREAM_IN, { stdin: many });
+    expect(streamed.code).toBe(2);
+    expect(transcript(streamed)[0]).toMatchObject({ type: "error", code: "invalid_input", message: expect.stringContaining("larger than the input limit of 8 MiB") });
+    writeFileSync(join(sandbox.workspace, "many.jsonl"), many);
+    const fromFile = await exec([...STREAM_IN, "--file", "many.jsonl"]);
+    expect(fromFile.code).toBe(2);
+    expect(transcript(fromFile)[0]).toMatchObject({ code: "invalid_input", message: expect.stringMatching(/^--file many\.jsonl is larger than the input limit of 8 MiB/) });
+    const text = await exec([...STREAM, "--input-format", "text"], { stdin: "z".repeat(9 * 1024 * 1024) });
+    expect(text.code).toBe(2);
+    expect(transcript(text)[0]).toMatchObject({ code: "invalid_input", message: expect.stringMatching(/^standard input is larger than the input limit/) });
+    expect(fake.requests).toHaveLength(0);
+  }, 30_000);
 
   test("a prompt argument with stream-json input is invalid input", async () => {
     const result = await exec([...STREAM_IN, "an argument"], { stdin: input });

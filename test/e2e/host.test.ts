@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import type { Subprocess } from "bun";
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startFakeProvider, type FakeProvider, type FakeTurn, type RecordedRequest } from "../support/fake-provider.ts";
 import { ZERO_BIN, fakeConfig, jsonLines, makeSandbox, runZero, type Sandbox, type ZeroResult } from "../support/cli.ts";
@@ -583,16 +583,102 @@ describe("5) invalid requests", () => {
     expect((await host.finish()).code).toBe(0);
   });
 
-  test("a valid request whose strings carry U+2028 and invalid UTF-8 is answered, echoing the ids", async () => {
+  test("a valid request whose strings carry U+2028 is answered, echoing the ids; one with invalid UTF-8 is INVALID_REQUEST (never silently repaired)", async () => {
     const host = startHost();
     const enc = new TextEncoder();
     host.send(`{"protocol_version":1,"type":"ping","request_id":"p\u2028q","session_id":"s\u2029t"}`);
     host.send(new Uint8Array([...enc.encode('{"protocol_version":1,"type":"ping","request_id":"bad'), 0xff, ...enc.encode('","session_id":"s"}\n')]));
+    host.send(pingLine("after-bad"));
     const first = await host.waitFor((l) => l.request_id === "p\u2028q");
     expect(first.line).toMatchObject({ type: "ack", status: "PONG", session_id: "s\u2029t" });
-    const second = await host.waitFor((l) => typeof l.request_id === "string" && l.request_id.startsWith("bad"));
-    expect(second.line).toMatchObject({ type: "ack", status: "PONG", request_id: "bad\ufffd" });
+    const after = await host.waitFor((l) => l.request_id === "after-bad");
+    expect(after.line).toMatchObject({ type: "ack", status: "PONG" });
+    const between = host.lines.slice(first.index + 1, after.index).map((e) => e.line);
+    expect(between).toHaveLength(1);
+    expectShape(between[0], SPEC.badError, ["error.message"], { request_id: null, session_id: null });
+    expect(between[0]!.error.message).toContain("UTF-8");
     expect((await host.finish()).code).toBe(0);
+  });
+});
+
+describe("input hygiene (decisions.md: protocol input is bounded)", () => {
+  /** The host's peak resident memory so far, in KiB (bin/zero execs Bun, so the pid is the host's). */
+  const peakKiB = (pid: number) => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? NaN);
+
+  test("a 10 MiB line → INVALID_REQUEST naming the 1 MiB limit (ids null), then the next ping is answered; the line is never held whole", async () => {
+    const host = startHost();
+    host.send(pingLine("before"));
+    await host.waitFor((l) => l.request_id === "before");
+    const baseline = peakKiB(host.proc.pid);
+    // Three 10 MiB lines, the first a real request with a huge prompt: each is refused, none is buffered.
+    const huge = new TextEncoder().encode(runLine({ request_id: "huge", prompt: "x".repeat(10 * 1024 * 1024) }));
+    const big = new Uint8Array(10 * 1024 * 1024).fill(0x61);
+    for (const line of [huge, big, big]) {
+      for (let at = 0; at < line.length; at += 256 * 1024) host.send(line.subarray(at, at + 256 * 1024));
+      host.send(new Uint8Array([0x0a]));
+    }
+    host.send(pingLine("after"));
+    const pong = await host.waitFor((l) => l.request_id === "after", 30_000);
+    expect(pong.line).toMatchObject({ type: "ack", status: "PONG" });
+    const errors = host.lines.slice(1, pong.index).map((e) => e.line);
+    expect(errors).toHaveLength(3);
+    for (const error of errors) {
+      expectShape(error, SPEC.badError, ["error.message"], { request_id: null, session_id: null });
+      expect(error.error.message).toContain("1 MiB");
+      expect(error.error.message).toContain("1048576 bytes");
+    }
+    expect(errors.map((e) => e.error.message.match(/line (\d+)/)?.[1])).toEqual(["2", "3", "4"]);
+    // 30 MiB went in; the peak grew by read chunks awaiting GC only (about 15 MiB here; the
+    // unbounded reader held each line whole, as a string, and grew by 90–130 MiB).
+    const grownKiB = peakKiB(host.proc.pid) - baseline;
+    expect(grownKiB).toBeLessThan(48 * 1024);
+    expect(fake.requests).toHaveLength(0);
+    expect((await host.finish()).code).toBe(0);
+  }, 60_000);
+
+  test("--single-request: an over-long first line is the request: INVALID_REQUEST, exit 2", async () => {
+    const result = await runZero(["host", "--single-request"], { sandbox, stdin: `${"z".repeat(2 * 1024 * 1024)}\n${SPEC.pingRequest}\n` });
+    seenStdout.push(...result.stdout.replace(/\n$/, "").split("\n"));
+    expect(result.code).toBe(2);
+    const lines = jsonLines(result.stdout);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ type: "error", request_id: null, session_id: null, error: { code: "INVALID_REQUEST" } });
+  });
+
+  test("a line of only Unicode whitespace (U+00A0, U+2028, U+2029, U+FEFF, U+3000, VT) is INVALID_REQUEST; empty lines and ASCII spaces/tabs/CR are skipped", async () => {
+    const result = await hostOnce([pingLine("first"), "\u00a0", "", "  \t \r", "\u2028", "\u2029", "\ufeff", "\u3000", " \u00a0 ", "\u000b", "\r", pingLine("last")]);
+    expect(result.code).toBe(0);
+    expect(result.lines.map((l) => `${l.type}:${l.request_id}`)).toEqual(["ack:first", ...Array(7).fill("error:null"), "ack:last"]);
+    for (const error of result.lines.slice(1, -1)) {
+      expectShape(error, SPEC.badError, ["error.message"], { request_id: null, session_id: null });
+      expect(error.error.message).toContain("whitespace");
+    }
+  });
+
+  test("a cancel naming another session's run → INVALID_REQUEST (as for an unknown run), and that run still completes", async () => {
+    fake.script([{ text: ["room ", "a ", "answer"], chunkDelayMs: 300 }]);
+    const host = startHost();
+    host.send(runLine({ request_id: "room-a-run", session_id: "room-a" }));
+    await fake.waitForRequests(1);
+    host.send(cancelLine("room-b-cancel", "room-a-run", "room-b"));
+    const refused = await host.waitFor((l) => l.request_id === "room-b-cancel");
+    expectShape(refused.line, SPEC.badError, ["error.message"], { request_id: "room-b-cancel", session_id: "room-b" });
+    expect(refused.line.error.message).toContain("room-a-run");
+    const final = await host.waitFor((l) => l.request_id === "room-a-run" && l.type === "final", 10_000);
+    expect(final.line).toMatchObject({ status: "OK", text: "room a answer", session_id: "room-a" });
+    expect(host.lines.some((e) => e.line.status === "CANCEL_ACCEPTED")).toBe(false);
+    expect((await host.finish()).code).toBe(0);
+  });
+
+  test("held reasoning is written before held text (decisions.md: reasoning first)", async () => {
+    // Neither has a word boundary, so redaction may hold both and flush them together at the step's end.
+    fake.script([{ reasoning: "Pondering", text: "Answer", usage: { input: 3, output: 2 } }]);
+    const result = await hostOnce([runLine({ request_id: "order", stream: true })]);
+    const deltas = result.lines.filter((l) => l.event_type === "TEXT_DELTA" || l.event_type === "REASONING_DELTA");
+    const types = deltas.map((l) => l.event_type as string);
+    expect(types.lastIndexOf("REASONING_DELTA")).toBeLessThan(types.indexOf("TEXT_DELTA"));
+    expect(deltas.filter((l) => l.event_type === "REASONING_DELTA").map((l) => l.payload.text).join("")).toBe("Pondering");
+    expect(deltas.filter((l) => l.event_type === "TEXT_DELTA").map((l) => l.payload.text).join("")).toBe("Answer");
   });
 });
 

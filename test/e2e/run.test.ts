@@ -151,3 +151,23 @@ test("human output redacts a secret the model echoes, even split across deltas",
   expect(result.code).toBe(0);
   expect(result.stdout).toBe("your token is [REDACTED:github-token] ok\n");
 });
+
+test("a run with denied calls ends with one line naming the flag that would allow them", async () => {
+  sandbox.writeUserConfig(fakeConfig(fake.url));
+  const edit = { toolCalls: [{ name: "write", args: { operation: "write", path: "new.txt", content: "x\n" } }] };
+  fake.script([edit, { text: "could not write" }]);
+  const asked = await runZero(["run", "make a file"], { sandbox });
+  expect(asked.code).toBe(0);
+  const lines = asked.stderr.split("\n").filter((line) => line !== "");
+  expect(lines[0]).toStartWith("• write new.txt (denied: ask mode requires approval for editing files");
+  expect(lines[0]).not.toContain("denied: denied");
+  expect(lines.at(-1)).toBe("zero: 1 tool call was denied (edits); rerun with --permission-mode accept-edits to allow it");
+
+  fake.reset();
+  const command = { toolCalls: [{ name: "run", args: { command: "echo hi" } }] };
+  fake.script([edit, command, { text: "done" }]);
+  const acceptEdits = await runZero(["run", "--permission-mode", "accept-edits", "x"], { sandbox });
+  expect(acceptEdits.code).toBe(0);
+  const closing = acceptEdits.stderr.split("\n").filter((line) => line.startsWith("zero:"));
+  expect(closing).toEqual(["zero: 1 tool call was denied (commands); rerun with --permission-mode full-access (or --yes) to allow it"]);
+});

@@ -173,3 +173,27 @@ test("read: a direct read of a secret-like file asks (denied headless), full-acc
   await runZero(["run", "-y", "x"], { sandbox });
   expect(toolAnswers(1).at(-1)!.content).toContain("API_TOKEN=");
 });
+
+test("find: symbol mode lists definitions of a name, not its uses", async () => {
+  await Bun.write(join(sandbox.workspace, "src", "config.ts"), "export function loadSettings(path: string) {\n  return path;\n}\n");
+  await Bun.write(join(sandbox.workspace, "src", "use.ts"), "import { loadSettings } from './config';\nloadSettings('a');\n");
+  await Bun.write(join(sandbox.workspace, "tools", "settings.py"), "def load_settings():\n    return load_settings()\n");
+  sandbox.writeUserConfig(fakeConfig(fake.url));
+  fake.script([
+    { toolCalls: [{ name: "find", args: { name: "loadSettings" } }] },
+    { toolCalls: [{ name: "find", args: { mode: "symbol", name: "load_settings" } }] },
+    { toolCalls: [{ name: "find", args: { name: "load settings()" } }] },
+    { text: "ok" },
+  ]);
+  const result = await runZero(["run", "--json", "x"], { sandbox });
+  expect(result.code).toBe(0);
+  expect(toolAnswers(1).at(-1)!.content).toBe("1 definition of loadSettings in 1 file in .\nsrc/config.ts:1: export function loadSettings(path: string) {");
+  expect(toolAnswers(2).at(-1)!.content).toBe("1 definition of load_settings in 1 file in .\ntools/settings.py:1: def load_settings():");
+  expect(toolAnswers(3).at(-1)!.content).toContain('name "load settings()" is not an identifier');
+  const statuses = jsonLines(result.stdout).filter((e) => e.type === "tool.completed").map((e) => e.status);
+  expect(statuses).toEqual(["completed", "completed", "failed"]);
+  // The model is told about the mode in the tool's schema.
+  const declared = fake.requests[0]!.body.tools.find((t: any) => t.function.name === "find").function.parameters;
+  expect(declared.properties.mode.enum).toContain("symbol");
+  expect(declared.properties.name.type).toBe("string");
+});

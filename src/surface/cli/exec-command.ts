@@ -1,22 +1,21 @@
-import { readFileSync } from "node:fs";
+import { createReadStream } from "node:fs";
 import { resolve } from "node:path";
 import { ConfigError } from "../../config/errors.ts";
 import { loadConfig } from "../../config/load.ts";
 import type { RuntimeEvent, Usage } from "../../protocol/events.ts";
 import { newRunId } from "../../protocol/ids.ts";
 import { STREAM_JSON_VERSION, type ErrorCode, type OutputEvent } from "../../protocol/stream-json.ts";
-import { createRedactor } from "../../security/redact.ts";
-import { knownSecretValues, prepareRun } from "../../session/run.ts";
 import { StoreError } from "../../store/errors.ts";
 import { UsageError, errorMessage } from "../../util/errors.ts";
 import { createStreamJsonMapper, failedBeforeStart } from "../stream-json/mapper.ts";
-import { parseInputEvents } from "../stream-json/input.ts";
+import { readInputEvents } from "../stream-json/input.ts";
 import { enumFlag, parseCommandArgs, stringFlag } from "./args.ts";
 import { EXEC_HELP } from "./help.ts";
 import { createHumanPrinter } from "./human-output.ts";
 import { reportConfigNotices, type CliIo } from "./io.ts";
 import { RUN_OPTION_SPECS, resolveRunOptions } from "./run-options.ts";
-import { openWorkspaceStore } from "./sessions-command.ts";
+import { cliSessionService } from "./session-access.ts";
+import { stdinMayHaveData } from "./stdio.ts";
 
 const EXEC_OPTIONS = {
   ...RUN_OPTION_SPECS,
@@ -62,26 +61,53 @@ function jsonResult(runId: string, sessionId: string | null, status: "success" |
   };
 }
 
+/**
+ * The most input `exec` reads, in bytes (stdin or --file, either format; docs/stream-json.md).
+ * With stream-json input each line is bounded too (MAX_LINE_BYTES, util/lines.ts).
+ */
+export const MAX_INPUT_BYTES = 8 * 1024 * 1024;
+
 async function readTask(io: CliIo, inputFormat: string, positionals: string[], file: string | undefined): Promise<string> {
   if (inputFormat === "text") {
-    const task = (file !== undefined ? readInputFile(io, file) : positionals.join(" ").trim() || ((await io.readStdin()) ?? "")).trim();
+    const task = (file !== undefined ? await readAll(inputSource(io, file)) : positionals.join(" ").trim() || (await readAll(inputSource(io, undefined)))).trim();
     if (task === "") throw new ExecFailure("invalid_input", "a prompt is required (as an argument, on standard input, or with --file)", 2);
     return task;
   }
   if (positionals.length > 0) throw new ExecFailure("invalid_input", "with --input-format stream-json the input comes from standard input or --file, not arguments", 2);
-  const text = file !== undefined ? readInputFile(io, file) : ((await io.readStdin()) ?? "");
-  const parsed = parseInputEvents(text);
+  // Read as it arrives: the first bad line (too long, not UTF-8, not an event) ends the reading.
+  const parsed = await readInputEvents(inputSource(io, file));
   if (!parsed.ok) throw new ExecFailure("invalid_input", parsed.message, 2);
   if (parsed.content.trim() === "") throw new ExecFailure("invalid_input", "the input events carry no text: the prompt is empty", 2);
   return parsed.content;
 }
 
-function readInputFile(io: CliIo, file: string): string {
+/**
+ * The input's bytes — from --file, else from stdin (nothing when stdin is a terminal) —
+ * bounded by MAX_INPUT_BYTES; a read failure or too much input is invalid input.
+ */
+async function* inputSource(io: CliIo, file: string | undefined): AsyncGenerator<Uint8Array> {
+  const what = file !== undefined ? `--file ${file}` : "standard input";
+  const source: AsyncIterable<Uint8Array> | undefined =
+    file !== undefined ? (createReadStream(resolve(io.cwd, file)) as AsyncIterable<Uint8Array>) : stdinMayHaveData() ? Bun.stdin.stream() : undefined;
+  if (source === undefined) return;
+  let total = 0;
   try {
-    return readFileSync(resolve(io.cwd, file), "utf8");
+    for await (const chunk of source) {
+      total += chunk.length;
+      if (total > MAX_INPUT_BYTES) throw new ExecFailure("invalid_input", `${what} is larger than the input limit of ${MAX_INPUT_BYTES / 1024 / 1024} MiB (${MAX_INPUT_BYTES} bytes)`, 2);
+      yield chunk;
+    }
   } catch (error) {
-    throw new ExecFailure("invalid_input", `--file ${file}: ${errorMessage(error)}`, 2);
+    if (error instanceof ExecFailure) throw error;
+    throw new ExecFailure("invalid_input", `${what}: ${errorMessage(error)}`, 2);
   }
+}
+
+/** The whole (bounded) input as text. */
+async function readAll(source: AsyncIterable<Uint8Array>): Promise<string> {
+  const parts: Uint8Array[] = [];
+  for await (const chunk of source) parts.push(chunk);
+  return new TextDecoder().decode(Buffer.concat(parts));
 }
 
 /**
@@ -101,7 +127,7 @@ export async function execCommand(io: CliIo): Promise<number> {
     return exitCode;
   };
 
-  let store: ReturnType<typeof openWorkspaceStore>;
+  let sessions: ReturnType<typeof cliSessionService> | undefined;
   output = outputFormatIn(io.argv);
   // A signal before the run exists still gets its protocol answer: error, then run_end.
   io.onInterrupt(() => {
@@ -120,15 +146,14 @@ export async function execCommand(io: CliIo): Promise<number> {
     const task = await readTask(io, inputFormat, positionals, stringFlag(values.file));
     const loaded = loadConfig({ workspace, env: io.env });
     reportConfigNotices(io, loaded);
-    store = openWorkspaceStore(io, loaded, workspace, io.env);
-    const run = await prepareRun({ config: loaded.config, env: io.env, workspace, extraDirs, task, surface: "exec", overrides, ...(store ? { store } : {}) });
-    io.onInterrupt(() => run.cancel());
+    sessions = cliSessionService(io, loaded, { workspace, extraDirs, overrides, surface: "exec" });
+    const session = sessions.service.open({ kind: "new" });
 
     let listener: (event: RuntimeEvent) => void;
     let last: Extract<RuntimeEvent, { type: "run.completed" }> | undefined;
     let failure: { code: ErrorCode; message: string } | undefined;
     if (output === "stream-json") {
-      const mapper = createStreamJsonMapper(createRedactor({ knownSecrets: knownSecretValues(loaded.config, io.env) }));
+      const mapper = createStreamJsonMapper();
       listener = (event) => {
         for (const line of mapper.map(event)) writeLine(line);
       };
@@ -138,11 +163,14 @@ export async function execCommand(io: CliIo): Promise<number> {
         if (event.type === "run.failed") failure = { code: event.error.kind === "provider" ? "provider_error" : "internal", message: event.error.message };
       };
     } else {
-      listener = createHumanPrinter(io.stdout, io.stderr, createRedactor({ knownSecrets: knownSecretValues(loaded.config, io.env) }));
+      listener = createHumanPrinter(io.stdout, io.stderr);
     }
-    const outcome = await run.execute([listener]);
+    // Events arrive redacted by the session service.
+    const run = session.send(task, { listeners: [listener] });
+    io.onInterrupt(() => run.cancel());
+    const outcome = await run.done;
     if (output === "json") {
-      const redactor = createRedactor({ knownSecrets: knownSecretValues(loaded.config, io.env) });
+      const redactor = sessions.service.redactor;
       const status = outcome.exitCode === 0 ? "success" : "error";
       const error = failure ?? (outcome.exitCode === 0 ? undefined : { code: (outcome.status === "cancelled" ? "cancelled" : last?.reason === "deadline" ? "timeout" : "limit_reached") as ErrorCode, message: `the run ended: ${outcome.status}` });
       const safeError = error ? { code: error.code, message: redactor.redact(error.message).text } : undefined;
@@ -156,6 +184,6 @@ export async function execCommand(io: CliIo): Promise<number> {
     if (error instanceof UsageError) return fail(error.message.includes("--") ? "invalid_input" : "config_error", error.message, 2);
     return fail("internal", errorMessage(error), 1);
   } finally {
-    store?.close();
+    sessions?.close();
   }
 }

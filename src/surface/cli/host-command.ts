@@ -1,10 +1,11 @@
 import { loadConfig } from "../../config/load.ts";
 import { createHost } from "../host/server.ts";
+import { splitLines } from "../../util/lines.ts";
 import { parseCommandArgs } from "./args.ts";
 import { HOST_HELP } from "./help.ts";
 import { reportConfigNotices, type CliIo } from "./io.ts";
 import { RUN_OPTION_SPECS, resolveRunOptions } from "./run-options.ts";
-import { openWorkspaceStore } from "./sessions-command.ts";
+import { cliSessionService } from "./session-access.ts";
 
 const HOST_OPTIONS = {
   ...RUN_OPTION_SPECS,
@@ -17,8 +18,9 @@ const MAX_CONCURRENT_SESSIONS = 4;
 
 /**
  * `zero host`: NDJSON requests on stdin, protocol lines on stdout, logs on stderr.
- * The reader splits on "\n" only, over a streaming decoder, so no byte sequence
- * (U+2028, a lone CR, invalid UTF-8) can break framing.
+ * The reader (util/lines.ts) splits bytes on "\n" only, so no byte sequence (U+2028,
+ * a lone CR, invalid UTF-8) can break framing; each line is at most MAX_LINE_BYTES and
+ * must be valid UTF-8, else it is answered INVALID_REQUEST and the host reads on.
  */
 export async function hostCommand(io: CliIo): Promise<number> {
   const { values } = parseCommandArgs("host", io.argv, HOST_OPTIONS, false);
@@ -29,31 +31,18 @@ export async function hostCommand(io: CliIo): Promise<number> {
   const { workspace, extraDirs, overrides } = resolveRunOptions(values, io.cwd);
   const loaded = loadConfig({ workspace, env: io.env });
   reportConfigNotices(io, loaded);
-  let store: ReturnType<typeof openWorkspaceStore>;
-  let opened = false;
-  const getStore = () => {
-    if (!opened) {
-      store = openWorkspaceStore(io, loaded, workspace, io.env); // a failure is retried, never silently skipped
-      opened = true;
-    }
-    return store;
-  };
-  const getStoreIfOpen = () => (opened ? store : undefined);
+  const sessions = cliSessionService(io, loaded, { workspace, extraDirs, overrides, surface: "host" });
   let interrupted = false;
   const host = createHost({
-    config: loaded.config,
-    env: io.env,
-    workspace,
-    extraDirs,
-    overrides,
-    store: getStore,
+    sessions: sessions.service,
+    store: sessions.store,
     bridgeCompat: values["bridge-compat"] === true,
     singleRequest: values["single-request"] === true,
     maxConcurrent: MAX_CONCURRENT_SESSIONS,
     write: (line) => io.stdout(`${JSON.stringify(line)}\n`),
     log: io.stderr,
     exit: (code) => {
-      store?.close();
+      sessions.close();
       void io.exit(code);
     },
   });
@@ -62,24 +51,13 @@ export async function hostCommand(io: CliIo): Promise<number> {
     host.cancelAll();
     // Stdin may stay open: answer the cancelled runs, then leave.
     void host.drain().then(() => {
-      getStoreIfOpen()?.close();
+      sessions.close();
       return io.exit(130);
     });
   });
-  const decoder = new TextDecoder();
-  let pending = "";
-  for await (const chunk of Bun.stdin.stream()) {
-    pending += decoder.decode(chunk, { stream: true });
-    let newline = pending.indexOf("\n");
-    while (newline !== -1) {
-      host.handleLine(pending.slice(0, newline));
-      pending = pending.slice(newline + 1);
-      newline = pending.indexOf("\n");
-    }
-  }
-  pending += decoder.decode();
-  if (pending !== "") host.handleLine(pending);
+  // Bounded lines (MAX_LINE_BYTES): a longer line is refused and skipped without being held whole.
+  for await (const line of splitLines(Bun.stdin.stream())) host.handleLine(line);
   await host.drain();
-  getStoreIfOpen()?.close();
+  sessions.close();
   return interrupted ? 130 : 0;
 }

@@ -1,4 +1,6 @@
-import type { RuntimeEvent } from "../../protocol/events.ts";
+import type { PermissionMode } from "../../config/schema.ts";
+import { MODE_RULES, evaluate } from "../../policy/rules.ts";
+import type { CallCategory, Operation, Risk, RuntimeEvent } from "../../protocol/events.ts";
 import type { Redactor } from "../../security/redact.ts";
 import { createStreamRedactor } from "../../security/stream-redactor.ts";
 import { createTerminalSanitizer, sanitizeForTerminal } from "../../security/terminal.ts";
@@ -8,7 +10,7 @@ export type Writer = (text: string) => void;
 function summarizeInput(input: unknown): string {
   if (input && typeof input === "object") {
     const record = input as Record<string, unknown>;
-    for (const key of ["path", "command", "query", "pattern", "url"]) {
+    for (const key of ["path", "command", "query", "pattern", "name", "url"]) {
       if (typeof record[key] !== "string") continue;
       const offset = typeof record.offset === "number" ? record.offset : undefined;
       const limit = typeof record.limit === "number" ? record.limit : undefined;
@@ -24,6 +26,54 @@ function summarizeInput(input: unknown): string {
 function oneLine(text: string, max = 120): string {
   const line = sanitizeForTerminal(text).replace(/\s+/g, " ").trim();
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+/** A tool result's text without a leading word repeating its status (`denied: …`, `cancelled; …`). */
+function withoutStatus(status: string, output: string): string {
+  return output.startsWith(status) && /^[:;]\s*/.test(output.slice(status.length)) ? output.slice(status.length).replace(/^[:;]\s*/, "") : output;
+}
+
+/** The modes from least to most permissive, with the flag that selects each. */
+const MODE_FLAGS: ReadonlyArray<[PermissionMode, string]> = [
+  ["read-only", "--permission-mode read-only"],
+  ["ask", "--permission-mode ask"],
+  ["accept-edits", "--permission-mode accept-edits"],
+  ["full-access", "--permission-mode full-access (or --yes)"],
+];
+
+/** What a denied call wanted to do, in the words of the closing summary. */
+const DENIED_WHAT: Record<Operation, string> = {
+  read: "reads",
+  "read-secret": "reading secret-like files",
+  "write-edit": "edits",
+  "write-delete": "deletes",
+  "write-move": "moves",
+  "write-sensitive": "changes to sensitive files",
+  execute: "commands",
+  network: "network access",
+  delegate: "delegation",
+};
+
+type DeniedCall = { tool: string; risk: Risk | null; operation: Operation | null; categories: readonly CallCategory[] };
+
+/**
+ * The closing line of a run that had calls denied: how many, what they wanted, and the flag of the
+ * least permissive mode that would have allowed every one of them (found by evaluating the mode
+ * rules on the denied calls' operations and categories, as the events carried them).
+ */
+function deniedSummary(denied: readonly DeniedCall[], mode: PermissionMode | undefined): string {
+  const count = denied.length === 1 ? "1 tool call was denied" : `${denied.length} tool calls were denied`;
+  const what = [...new Set(denied.map((call) => (call.operation ? DENIED_WHAT[call.operation] : undefined) ?? "calls"))].join(", ");
+  const current = MODE_FLAGS.findIndex(([name]) => name === mode);
+  const allows = (name: PermissionMode) =>
+    denied.every(
+      (call) =>
+        call.operation !== null &&
+        evaluate(MODE_RULES[name], { tool: call.tool, risk: call.risk ?? "read", operation: call.operation, categories: call.categories }, name).decision === "allow",
+    );
+  const needed = MODE_FLAGS.find(([name], index) => index > current && allows(name));
+  const them = denied.length === 1 ? "it" : "them";
+  return needed ? `zero: ${count} (${what}); rerun with ${needed[1]} to allow ${them}\n` : `zero: ${count} (${what}) by the permission rules\n`;
 }
 
 const DIFF_PREVIEW_LINES = 40;
@@ -46,6 +96,10 @@ export function createHumanPrinter(stdout: Writer, stderr: Writer, redactor?: Re
   // The answer is redacted too (a model can echo a key it saw), at word boundaries.
   const secrets = redactor ? createStreamRedactor(redactor) : undefined;
   const calls = new Map<string, string>();
+  /** What each call would do, as tool.requested and permission.requested carried it. */
+  const scopes = new Map<string, DeniedCall>();
+  const denied: DeniedCall[] = [];
+  let permissionMode: PermissionMode | undefined;
   let lastChar = "\n";
   let printedStep = 0;
   let guardMessage = "";
@@ -69,13 +123,21 @@ export function createHumanPrinter(stdout: Writer, stderr: Writer, redactor?: Re
         printedStep = event.step;
         out(sanitizer.push(secrets ? secrets.push(event.text) : event.text));
         break;
+      case "run.started":
+        permissionMode = event.permissionMode;
+        break;
       case "tool.requested":
         calls.set(event.callId, oneLine(summarizeInput(event.input), 80));
+        scopes.set(event.callId, { tool: event.tool, risk: event.risk, operation: event.operation, categories: event.categories ?? [] });
+        break;
+      case "permission.requested":
+        scopes.set(event.callId, { tool: event.tool, risk: event.risk, operation: event.operation, categories: event.categories ?? [] });
         break;
       case "tool.completed": {
         endLine();
         const summary = calls.get(event.callId) ?? "";
-        const detail = event.status === "completed" ? "" : ` (${event.status}: ${oneLine(event.output, 400)})`;
+        if (event.status === "denied") denied.push(scopes.get(event.callId) ?? { tool: event.tool, risk: null, operation: null, categories: [] });
+        const detail = event.status === "completed" ? "" : ` (${event.status}: ${oneLine(withoutStatus(event.status, event.output), 400)})`;
         stderr(`• ${event.tool}${summary ? ` ${summary}` : ""}${detail}\n`);
         if (event.diff) stderr(diffPreview(event.diff));
         break;
@@ -97,6 +159,7 @@ export function createHumanPrinter(stdout: Writer, stderr: Writer, redactor?: Re
         endLine();
         if (event.status === "limit") stderr(`zero: stopped: ${guardMessage || event.reason}\n`);
         if (event.status === "cancelled") stderr("zero: cancelled\n");
+        if (denied.length > 0) stderr(deniedSummary(denied, permissionMode));
         break;
       default:
         break;

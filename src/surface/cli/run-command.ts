@@ -1,14 +1,12 @@
 import { loadConfig } from "../../config/load.ts";
-import type { RuntimeEvent } from "../../protocol/events.ts";
-import { resolveRunResume, resolveSessionResume } from "../../session/resume.ts";
-import { knownSecretValues, prepareRun } from "../../session/run.ts";
-import { createRedactor } from "../../security/redact.ts";
+import { EXIT, type RuntimeEvent } from "../../protocol/events.ts";
+import { RunCancelledBeforeStart } from "../../session/service.ts";
 import { UsageError } from "../../util/errors.ts";
 import { parseCommandArgs, stringFlag } from "./args.ts";
 import { RUN_HELP } from "./help.ts";
 import { createHumanPrinter } from "./human-output.ts";
 import { reportConfigNotices, type CliIo } from "./io.ts";
-import { openWorkspaceStore } from "./sessions-command.ts";
+import { cliSessionService } from "./session-access.ts";
 import { RUN_OPTION_SPECS, resolveRunOptions } from "./run-options.ts";
 
 const RUN_OPTIONS = {
@@ -40,35 +38,23 @@ export async function runCommand(io: CliIo): Promise<number> {
   if (resumeRun !== undefined && extraDirs.length > 0) {
     throw new UsageError("--resume-run keeps the run's roots; --add-dir cannot widen them", { command: "run" });
   }
-  const store = openWorkspaceStore(io, loaded, workspace, io.env);
-  const resumeContext = { workspace, surface: "cli" as const, config: loaded.config, ...(overrides.model !== undefined ? { modelOverride: overrides.model } : {}) };
-  const continuation =
-    resume !== undefined
-      ? resolveSessionResume(store, resume, resumeContext)
-      : resumeRun !== undefined
-        ? resolveRunResume(store, resumeRun, resumeContext)
-        : undefined;
-  const run = await prepareRun({
-    config: loaded.config,
-    env: io.env,
-    workspace,
-    extraDirs,
-    task,
-    surface: "cli",
-    ...(store ? { store } : {}),
-    ...(continuation ? { continuation } : {}),
-    overrides,
-  });
-
-  io.onInterrupt(() => run.cancel());
-  const print = values.json
-    ? (event: RuntimeEvent) => io.stdout(`${JSON.stringify(event)}\n`)
-    : createHumanPrinter(io.stdout, io.stderr, createRedactor({ knownSecrets: knownSecretValues(loaded.config, io.env) }));
+  const { service, close } = cliSessionService(io, loaded, { workspace, extraDirs, overrides, surface: "cli" });
   try {
-    const outcome = await run.execute([print]);
+    const session = service.open(
+      resume !== undefined ? { kind: "resume", ref: resume } : resumeRun !== undefined ? { kind: "resume-run", ref: resumeRun } : { kind: "new" },
+    );
+    // Events arrive redacted by the session service; the printer only renders them.
+    const print = values.json ? (event: RuntimeEvent) => io.stdout(`${JSON.stringify(event)}\n`) : createHumanPrinter(io.stdout, io.stderr);
+    const run = session.send(task, { listeners: [print] });
+    io.onInterrupt(() => run.cancel());
+    const outcome = await run.done;
     if (outcome.persistWarning) io.stderr(`zero: ${outcome.persistWarning}\n`);
     return outcome.exitCode;
+  } catch (error) {
+    if (!(error instanceof RunCancelledBeforeStart)) throw error;
+    io.stderr(`zero: ${error.message}\n`);
+    return EXIT.cancelled;
   } finally {
-    store?.close();
+    close();
   }
 }

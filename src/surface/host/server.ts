@@ -1,5 +1,4 @@
 import { createHash } from "node:crypto";
-import type { EffectiveConfig } from "../../config/schema.ts";
 import { EXIT, type RuntimeEvent } from "../../protocol/events.ts";
 import {
   DEFAULT_TIMEOUT_MS,
@@ -15,25 +14,17 @@ import {
   type HostUsage,
   type RunRequest,
 } from "../../protocol/host.ts";
-import type { ModelMessage } from "../../protocol/messages.ts";
-import type { RunOverrides } from "../../session/run.ts";
-import { knownSecretValues, prepareRun } from "../../session/run.ts";
-import { createRedactor } from "../../security/redact.ts";
-import { createStreamRedactor } from "../../security/stream-redactor.ts";
-import type { CheckpointMeta } from "../../session/recorder.ts";
+import { RunCancelledBeforeStart, SessionRefused, type SessionService } from "../../session/service.ts";
 import type { Store } from "../../store/store.ts";
-import type { Env } from "../../util/env.ts";
 import { errorMessage } from "../../util/errors.ts";
+import { lineKind, type InputLine } from "../../util/lines.ts";
 import { setSafeTimeout } from "../../util/timers.ts";
 import { describeRequestProblem, hostEventFor } from "./messages.ts";
 
 export type HostOptions = {
-  config: EffectiveConfig;
-  env: Env;
-  workspace: string;
-  extraDirs: string[];
-  overrides: RunOverrides;
-  /** The store, opened on first use (a ping never needs it). */
+  /** Every run goes through the session service (opened with surface "host"). */
+  sessions: SessionService;
+  /** The store for replayable results, opened on first use (a ping never needs it). */
   store(): Store | undefined;
   bridgeCompat: boolean;
   singleRequest: boolean;
@@ -45,8 +36,6 @@ export type HostOptions = {
   exit(code: number): void;
 };
 
-/** A session_id that belongs to another surface: answered as an invalid request. */
-class SessionRefused extends Error {}
 
 type Active = {
   request: RunRequest;
@@ -63,7 +52,11 @@ type Active = {
 const PROVIDER_CODES: Record<string, { code: HostErrorCode; retryable: boolean }> = {
   auth: { code: "PROVIDER_AUTH", retryable: false },
   rate_limit: { code: "PROVIDER_RATE_LIMIT", retryable: true },
+  // A spent quota or a billing problem: the same family as a rate limit, but waiting does not help.
+  quota: { code: "PROVIDER_RATE_LIMIT", retryable: false },
   unavailable: { code: "PROVIDER_DOWN", retryable: true },
+  // The model refused the prompt: no provider code fits, and the same prompt would be refused again.
+  refusal: { code: "INTERNAL", retryable: false },
 };
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
@@ -155,80 +148,45 @@ export function createHost(options: HostOptions) {
       if (state.answered) return;
       state.running = true;
       event("REQUEST_ACCEPTED", { timeout_ms: request.timeout_ms ?? DEFAULT_TIMEOUT_MS, metadata: request.metadata ?? {} });
-      const store = options.store();
-      const existing = store?.getSession(request.session_id);
-      if (existing && existing.surface !== "host") {
-        // Another surface's conversation is not the host's to continue (it would also become unresumable there).
-        throw new SessionRefused(`session_id ${request.session_id} belongs to a ${existing.surface} session; use another session_id`);
-      }
-      const checkpoint = store?.latestCheckpoint({ sessionId: request.session_id });
-      const savedMeta = checkpoint?.meta as unknown as CheckpointMeta | undefined;
-      // A saved alias that is gone from the config falls back to the agent's model rather than failing every later turn.
-      const meta = savedMeta && !options.config.models[savedMeta.model.alias] ? { ...savedMeta, model: { ...savedMeta.model, alias: options.config.agents[options.config.defaultAgent]?.model ?? "default" } } : savedMeta;
-      const run = await prepareRun({
-        config: options.config,
-        env: options.env,
-        workspace: options.workspace,
-        extraDirs: options.extraDirs,
-        task: request.prompt,
-        surface: "host",
-        overrides: options.overrides,
-        ...(store ? { store } : {}),
-        ...(checkpoint
-          ? { continuation: { kind: "session" as const, sessionId: request.session_id, history: checkpoint.history as ModelMessage[], meta: meta! } }
-          : { newSessionId: request.session_id }),
-      });
-      state.cancel = () => run.cancel();
-      if (state.canceled || state.timedOut) run.cancel();
+      // The session service owns the conversation: history, one run at a time, the continuation rule, redaction.
+      const session = options.sessions.open({ kind: "named", sessionId: request.session_id });
       let usage = zeroUsage();
       let failure: HostError | null = null;
-      // Bridges post this text into chat rooms: everything textual is redacted, streamed text at word boundaries.
-      const redactor = createRedactor({ knownSecrets: knownSecretValues(options.config, options.env) });
-      const scrub = (text: string) => redactor.redact(text).text;
-      const streams = { TEXT_DELTA: createStreamRedactor(redactor), REASONING_DELTA: createStreamRedactor(redactor) };
-      const flush = () => {
-        for (const [type, stream] of Object.entries(streams)) {
-          const text = stream.flush();
-          if (text !== "") event(type, { text });
-        }
-      };
+      // Everything arrives redacted (bridges post it into chat rooms): the service did it once for every surface.
       const listener = (runtime: RuntimeEvent) => {
-        if (runtime.type === "usage.updated" || runtime.type === "step.completed" || runtime.type === "tool.requested") flush();
         if (runtime.type === "usage.updated") usage = { prompt_tokens: runtime.usage.inputTokens, completion_tokens: runtime.usage.outputTokens, total_tokens: runtime.usage.totalTokens };
         if (runtime.type === "run.failed") {
           const mapped = (runtime.error.category && PROVIDER_CODES[runtime.error.category]) || { code: "INTERNAL" as const, retryable: false };
-          failure = { code: mapped.code, message: scrub(runtime.error.message), retryable: mapped.retryable };
+          failure = { code: mapped.code, message: runtime.error.message, retryable: mapped.retryable };
         }
         const hostEvent = hostEventFor(runtime);
         if (!hostEvent) return;
-        if (hostEvent.type === "TEXT_DELTA" || hostEvent.type === "REASONING_DELTA") {
-          const text = streams[hostEvent.type].push(String(hostEvent.payload.text));
-          if (text !== "") event(hostEvent.type, { text });
-        } else {
-          event(hostEvent.type, JSON.parse(scrub(JSON.stringify(hostEvent.payload))) as Record<string, unknown>);
-        }
+        event(hostEvent.type, hostEvent.payload);
       };
-      const outcome = await run.execute([listener]);
-      flush();
+      const run = session.send(request.prompt, { listeners: [listener] });
+      state.cancel = () => run.cancel();
+      if (state.canceled || state.timedOut) run.cancel();
+      const outcome = await run.done;
       if (outcome.persistWarning) options.log(`zero host: ${outcome.persistWarning}\n`);
       event("RUN_FINISHED", {});
       if (state.timedOut) return answerTimeout(request, state);
       if (outcome.status === "cancelled") return answerCanceled(request, state);
       if (outcome.status === "completed") {
-        remember(request, writeFinal(request, "OK", scrub(outcome.text), usage, null, state.started));
+        remember(request, writeFinal(request, "OK", options.sessions.redactor.redact(outcome.text).text, usage, null, state.started));
         return terminal("OK", null);
       }
       const error: HostError = failure ?? { code: "INTERNAL", message: `the run ended: ${outcome.status}`, retryable: false };
-      writeFinal(request, "ERROR", scrub(outcome.text), usage, error, state.started);
+      writeFinal(request, "ERROR", options.sessions.redactor.redact(outcome.text).text, usage, error, state.started);
       terminal("ERROR", error);
     } catch (error) {
       if (state.answered) return;
+      if (error instanceof RunCancelledBeforeStart) return answerCanceled(request, state);
       if (error instanceof SessionRefused) {
         state.answered = true;
         options.write({ ...head("error", request.request_id, request.session_id, now()), error: { code: "INVALID_REQUEST", message: error.message, retryable: false } });
         return terminal("INVALID", null);
       }
-      const hostError: HostError = { code: "INTERNAL", message: errorMessage(error), retryable: false };
+      const hostError: HostError = { code: "INTERNAL", message: options.sessions.redactor.redact(errorMessage(error)).text, retryable: false };
       writeFinal(request, "ERROR", "", zeroUsage(), hostError, state.started);
       terminal("ERROR", hostError);
     } finally {
@@ -298,7 +256,11 @@ export function createHost(options: HostOptions) {
 
   function onCancel(request: CancelRequest) {
     const target = active.get(request.target_request_id);
-    if (!target || target.answered) return invalid(request.request_id, request.session_id, `no running request ${request.target_request_id} to cancel`);
+    // Another session's run is answered like an unknown one: a bridge serving several rooms
+    // must not let one room stop (or probe for) another room's run.
+    if (!target || target.answered || target.request.session_id !== request.session_id) {
+      return invalid(request.request_id, request.session_id, `no running request ${request.target_request_id} in session ${request.session_id} to cancel`);
+    }
     options.write({ ...head("ack", request.request_id, request.session_id, now()), status: "CANCEL_ACCEPTED", target_request_id: request.target_request_id });
     target.canceled = true;
     if (target.running) target.cancel();
@@ -306,11 +268,22 @@ export function createHost(options: HostOptions) {
   }
 
   return {
-    /** Handles one input line; never throws. */
-    handleLine(line: string) {
+    /**
+     * Handles one input line, or a line the reader refused (too long, not UTF-8); never throws.
+     * A blank line (empty, or only spaces, tabs, CR) is skipped; a line of only other
+     * whitespace (U+00A0, U+2028, U+FEFF, …) is an invalid request.
+     */
+    handleLine(input: string | InputLine) {
       if (finished || (options.singleRequest && taken)) return;
-      if (line.trim() === "") return;
+      if (typeof input !== "string" && !input.ok) {
+        taken = true;
+        return invalid(null, null, `input line ${input.number} is ${input.problem}`);
+      }
+      const line = typeof input === "string" ? input : input.text;
+      const kind = lineKind(line);
+      if (kind === "blank") return;
       taken = true;
+      if (kind === "whitespace") return invalid(null, null, "a line of only whitespace is not a request (a blank line may hold only spaces, tabs and a carriage return)");
       let value: unknown;
       try {
         value = JSON.parse(line);

@@ -191,6 +191,89 @@ describe("permission decisions from a responder", () => {
   });
 });
 
+describe("permission requests: risk and categories come from the call, never from the tool's name", () => {
+  type Requested = Extract<EventBody, { type: "permission.requested" }>;
+  const request = (fields: Partial<Requested>): Requested => ({
+    type: "permission.requested",
+    callId: "c1",
+    tool: "anything",
+    risk: "execute",
+    operation: "execute",
+    permissionMode: "ask",
+    reason: "ask mode requires approval for running commands",
+    ...fields,
+  });
+  const map = (fields: Partial<Requested>) => {
+    const at = stamper();
+    const lines = mapAll([at(runStarted()), at(request(fields))]);
+    expectValid(lines);
+    return lines[1] as Extract<OutputEvent, { type: "permission_request" }>;
+  };
+
+  test("a shell command that reaches the network: the protocol's example shape (critical, network)", () => {
+    const line = map({ tool: "bash", target: "curl https://example.com", categories: ["shell", "network"], reason: "network access requires approval" });
+    expect(line).toEqual({
+      schemaVersion: 2,
+      runId: RUN_ID,
+      type: "permission_request",
+      id: "c1",
+      name: "bash",
+      action: "prompt",
+      permission: "prompt",
+      permissionMode: "ask",
+      sideEffect: "shell",
+      reason: "network access requires approval",
+      risk: { level: "critical", categories: ["network"] },
+      block: { code: "network", toolName: "bash", action: "prompt", risk: { level: "critical", categories: ["network"] }, reason: "network access requires approval", recoverable: true },
+    });
+  });
+
+  test("a local shell command: high, shell", () => {
+    const line = map({ categories: ["shell"] });
+    expect(line.sideEffect).toBe("shell");
+    expect(line.risk).toEqual({ level: "high", categories: ["shell"] });
+    expect(line.block?.code).toBe("shell");
+  });
+
+  test("a URL read: network side effect, critical", () => {
+    const line = map({ tool: "read", risk: "network", operation: "network", categories: ["network"] });
+    expect(line.sideEffect).toBe("network");
+    expect(line.risk).toEqual({ level: "critical", categories: ["network"] });
+  });
+
+  test("a secret read: read side effect, high, secret", () => {
+    const line = map({ tool: "read", risk: "read", operation: "read-secret", categories: ["secret"] });
+    expect(line.sideEffect).toBe("read");
+    expect(line.risk).toEqual({ level: "high", categories: ["secret"] });
+    expect(line.block?.code).toBe("secret");
+  });
+
+  test("an edit: no structured risk", () => {
+    const line = map({ tool: "write", risk: "write", operation: "write-edit", categories: [] });
+    expect(line.risk).toBeUndefined();
+    expect(line.block).toBeUndefined();
+  });
+
+  test("events without categories (written before them) get those their operation implies", () => {
+    expect(map({}).risk).toEqual({ level: "high", categories: ["shell"] });
+    expect(map({ risk: "network", operation: "network" }).risk).toEqual({ level: "critical", categories: ["network"] });
+    expect(map({ risk: "write", operation: "write-sensitive" }).risk).toEqual({ level: "high", categories: ["secret"] });
+    expect(map({ risk: "write", operation: "write-edit" }).risk).toBeUndefined();
+  });
+
+  test("tool_call: the side effect follows the risk; an unclassified call has none, whatever its name", () => {
+    const at = stamper();
+    const lines = mapAll([
+      at(runStarted()),
+      at({ type: "tool.requested", step: 1, callId: "a", tool: "custom", input: {}, risk: "execute", operation: "execute", target: "ls", categories: ["shell"] }),
+      at({ type: "tool.requested", step: 1, callId: "b", tool: "run", input: { nope: 1 }, risk: null, operation: null, target: null, categories: null }),
+      at({ type: "tool.requested", step: 1, callId: "c", tool: "search", input: {}, risk: null, operation: null }),
+    ]);
+    expectValid(lines);
+    expect(lines.slice(1).map((line) => (line as { sideEffect: string }).sideEffect)).toEqual(["shell", "read", "read"]);
+  });
+});
+
 describe("runs that do not succeed", () => {
   test("a provider failure: held text, error provider_error, run_end error/3, no final", () => {
     const at = stamper();

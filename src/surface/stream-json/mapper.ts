@@ -1,21 +1,29 @@
-import type { Operation, Risk, RuntimeEvent } from "../../protocol/events.ts";
+import { callCategories } from "../../policy/rules.ts";
+import type { CallCategory, Risk, RuntimeEvent } from "../../protocol/events.ts";
 import { STREAM_JSON_VERSION, type ErrorCode, type OutputBody, type OutputEvent, type SideEffect } from "../../protocol/stream-json.ts";
-import type { Redactor } from "../../security/redact.ts";
+import type { Redaction, Redactor } from "../../security/redact.ts";
 import { createStreamRedactor } from "../../security/stream-redactor.ts";
 
 const SIDE_EFFECT_OF_RISK: Record<Risk, SideEffect> = { read: "read", write: "write", execute: "shell", network: "network", delegate: "delegate" };
-/** For calls whose risk is unknown (an unknown tool, invalid input): what the tool would be. */
-const SIDE_EFFECT_OF_TOOL: Record<string, SideEffect> = { read: "read", find: "read", write: "write", run: "shell", search: "network", delegate: "delegate" };
 
 const TOOL_STATUS = { completed: "ok", failed: "error", denied: "denied", cancelled: "cancelled" } as const;
 
-/** Operations that carry structured risk metadata on a permission request. */
-const RISKY: Partial<Record<Operation, { level: "high" | "critical"; category: string }>> = {
-  network: { level: "critical", category: "network" },
-  execute: { level: "high", category: "shell" },
-  "read-secret": { level: "high", category: "secret" },
-  "write-sensitive": { level: "high", category: "secret" },
-};
+/** How grave each category makes a permission request. */
+const LEVEL: Record<CallCategory, "high" | "critical"> = { network: "critical", shell: "high", secret: "high" };
+
+/**
+ * The structured risk of a permission request, from the call's categories (never its tool's
+ * name): the gravest category sets the level and the block code. A category that only restates
+ * the side effect is left out when there are others, so a shell command that reaches the
+ * network is `sideEffect: shell` with `risk {critical, [network]}`, as the protocol shows it.
+ */
+function riskOf(sideEffect: SideEffect, categories: readonly CallCategory[]): { risk: { level: "high" | "critical"; categories: string[] }; code: string } | undefined {
+  if (categories.length === 0) return undefined;
+  const level = categories.some((category) => LEVEL[category] === "critical") ? "critical" : "high";
+  const code = categories.find((category) => LEVEL[category] === level)!;
+  const beyond = categories.filter((category) => category !== sideEffect);
+  return { risk: { level, categories: beyond.length > 0 ? beyond : [...categories] }, code };
+}
 
 /** Error code and message for a run that ended without success. */
 function endError(event: Extract<RuntimeEvent, { type: "run.completed" }>, guard: string | undefined): { code: ErrorCode; message: string } | undefined {
@@ -26,11 +34,17 @@ function endError(event: Extract<RuntimeEvent, { type: "run.completed" }>, guard
 }
 
 /**
+ * Events from the session service are redacted already: the mapper then only
+ * re-chunks streamed text at word boundaries (the protocol's delta shape).
+ */
+const IDENTITY: Redactor = { redact: (text: string) => ({ text, count: 0, kinds: {} as Redaction["kinds"] }), mayContainSecrets: () => false };
+
+/**
  * Translates the internal event stream into stream-json v2. Explicit per event,
  * so an internal change can never silently change the public shape; everything
  * textual is redacted (streamed text with a boundary-aware redactor).
  */
-export function createStreamJsonMapper(redactor: Redactor) {
+export function createStreamJsonMapper(redactor: Redactor = IDENTITY) {
   const text = createStreamRedactor(redactor);
   const reasoning = createStreamRedactor(redactor);
   const scrub = (value: string) => redactor.redact(value).text;
@@ -83,13 +97,15 @@ export function createStreamJsonMapper(redactor: Redactor) {
               id: event.callId,
               name: event.tool,
               args: JSON.parse(scrub(JSON.stringify(event.input ?? null))),
-              sideEffect: event.risk ? SIDE_EFFECT_OF_RISK[event.risk] : (SIDE_EFFECT_OF_TOOL[event.tool] ?? "read"),
+              // An unclassified call (unknown tool, invalid input) is answered without running: no side effect happens.
+              sideEffect: event.risk ? SIDE_EFFECT_OF_RISK[event.risk] : "read",
             },
           ]);
         case "permission.requested": {
           const sideEffect = SIDE_EFFECT_OF_RISK[event.risk];
-          const risky = RISKY[event.operation];
-          const risk = risky ? { level: risky.level, categories: [risky.category] } : undefined;
+          // Events written before categories existed: those the operation implies.
+          const risky = riskOf(sideEffect, event.categories ?? callCategories(event.operation));
+          const risk = risky?.risk;
           return out([
             {
               type: "permission_request",
@@ -100,7 +116,7 @@ export function createStreamJsonMapper(redactor: Redactor) {
               permissionMode: event.permissionMode,
               sideEffect,
               reason: event.reason,
-              ...(risk ? { risk, block: { code: risky!.category, toolName: event.tool, action: "prompt" as const, risk, reason: event.reason, recoverable: true } } : {}),
+              ...(risky && risk ? { risk, block: { code: risky.code, toolName: event.tool, action: "prompt" as const, risk, reason: event.reason, recoverable: true } } : {}),
             },
           ]);
         }
@@ -128,6 +144,19 @@ export function createStreamJsonMapper(redactor: Redactor) {
         case "guard.triggered":
           guard = event.message;
           return [];
+        case "provider.retry":
+          // Retries are silent unless the failed attempt already streamed text or reasoning:
+          // then consumers learn that it is discarded (recoverable: the step starts over).
+          if (!event.discardedOutput) return [];
+          return out([
+            ...flushStreams(),
+            {
+              type: "error",
+              code: "provider_error",
+              message: scrub(`${event.error.message}; retrying the step (attempt ${event.attempt} of ${event.maxAttempts}): the text and reasoning it streamed so far are discarded`),
+              recoverable: true,
+            },
+          ]);
         case "run.failed":
           return out([
             ...flushStreams(),

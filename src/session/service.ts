@@ -1,0 +1,274 @@
+import type { EffectiveConfig } from "../config/schema.ts";
+import { newSessionId } from "../protocol/ids.ts";
+import type { Message } from "../protocol/messages.ts";
+import { createApprovalBroker, type ApprovalAnswer, type ApprovalRequest, type ApprovalResponder } from "../policy/approvals.ts";
+import { createRedactor, type Redactor } from "../security/redact.ts";
+import type { SessionSurface, Store } from "../store/store.ts";
+import type { Env } from "../util/env.ts";
+import { UsageError } from "../util/errors.ts";
+import type { EventListener } from "./emitter.ts";
+import { checkSavedModel, loadHistory, resolveRunResume, resolveSessionResume, type Continuation } from "./resume.ts";
+import { titleFrom, type CheckpointMeta } from "./recorder.ts";
+import { knownSecretValues, prepareRun, type RunOutcome, type RunOverrides } from "./run.ts";
+import { claimSession, RunCancelledBeforeStart } from "./session-claim.ts";
+
+export { RunCancelledBeforeStart } from "./session-claim.ts";
+import type { ToolSource } from "./tool-sources.ts";
+import type { LoopHooks } from "../agent/loop-input.ts";
+
+/** The store as the service sees it: opened only when something must be written or read. */
+export type StoreAccess = {
+  /** Opens (creating the state directory on first use); undefined when storage is disabled. */
+  open(): Store | undefined;
+  /** Whether a database already exists (so a resume can fail without creating one). */
+  exists(): boolean;
+  enabled: boolean;
+};
+
+export type SessionServiceOptions = {
+  config: EffectiveConfig;
+  env: Env;
+  workspace: string;
+  extraDirs: string[];
+  surface: SessionSurface;
+  overrides: RunOverrides;
+  store: StoreAccess;
+  /** Interactive surfaces answer approvals through `answerApproval`; headless sessions deny what needs asking. */
+  interactive?: boolean;
+  /** Notices for people (waiting for another process); stderr on the CLI. */
+  log?(line: string): void;
+  toolSources?: readonly ToolSource[];
+  /** How often a session busy in another process is checked again (ms). */
+  claimPollMs?: number;
+};
+
+export type OpenRequest =
+  | { kind: "new" }
+  /** `--resume <id|latest>`. */
+  | { kind: "resume"; ref: string }
+  /** `--resume-run <id|latest>`: the interrupted run itself continues. */
+  | { kind: "resume-run"; ref: string }
+  /** A session the surface names itself (host): continued when it exists, created when not. */
+  | { kind: "named"; sessionId: string };
+
+export type RunHandle = {
+  /** Settles when the run ended (or was refused before it started: then it rejects). */
+  done: Promise<RunOutcome>;
+  cancel(): void;
+};
+
+export type PendingApproval = ApprovalRequest & { sessionId: string };
+
+export type Session = {
+  readonly id: string;
+  /** Queues a user turn; turns of one session run one at a time, in order. */
+  send(task: string, options?: { listeners?: EventListener[]; hooks?: LoopHooks }): RunHandle;
+  /** Events of every run of this session, live; `after` replays stored events after that store order first. */
+  subscribe(listener: EventListener, options?: { after?: number }): () => void;
+  /** Answers a pending approval of an interactive session. */
+  answerApproval(callId: string, answer: ApprovalAnswer): boolean;
+  /** Approval requests waiting for an answer (interactive sessions). */
+  pendingApprovals(): PendingApproval[];
+  /** Cancels the running turn and every queued one. */
+  cancel(): void;
+  close(): void;
+};
+
+/**
+ * The session service: every surface (run, exec, host, and later TUI and ACP)
+ * opens, resumes, sends to, cancels and subscribes to sessions through it.
+ * It owns what must be the same everywhere: one run at a time per session
+ * (queued in this process, claimed in the store across processes), the
+ * continuation rule for saved models, approvals that last for the session,
+ * and redaction of everything that leaves the process, done once.
+ */
+export function createSessionService(options: SessionServiceOptions) {
+  const sessions = new Map<string, Session>();
+  const redactor: Redactor = createRedactor({ knownSecrets: knownSecretValues(options.config, options.env) });
+  const resumeContext = () => ({
+    workspace: options.workspace,
+    surface: options.surface,
+    config: options.config,
+    ...(options.overrides.model !== undefined ? { modelOverride: options.overrides.model } : {}),
+  });
+
+  function storeForResume(flag: string): Store | undefined {
+    if (!options.store.enabled) return undefined;
+    if (!options.store.exists()) {
+      throw new UsageError(`${flag}: nothing to resume in this workspace (${options.workspace}) yet; see 'zero sessions'`);
+    }
+    return options.store.open();
+  }
+
+  /** Where the session stands now: the continuation its next run starts from, checked. */
+  function continuationFor(sessionId: string, first: Continuation | undefined): Continuation | undefined {
+    if (first?.kind === "run") return first;
+    const store = options.store.enabled && options.store.exists() ? options.store.open() : undefined;
+    const checkpoint = store?.latestCheckpoint({ sessionId });
+    if (!checkpoint) return undefined;
+    const meta = checkpoint.meta as unknown as CheckpointMeta;
+    checkSavedModel(meta, options.config, options.overrides.model);
+    return { kind: "session", sessionId, meta };
+  }
+
+  function open(request: OpenRequest): Session {
+    let continuation: Continuation | undefined;
+    let sessionId: string;
+    if (request.kind === "resume") {
+      continuation = resolveSessionResume(storeForResume("--resume"), request.ref, resumeContext());
+      sessionId = continuation.kind === "session" ? continuation.sessionId : continuation.run.sessionId;
+    } else if (request.kind === "resume-run") {
+      continuation = resolveRunResume(storeForResume("--resume-run"), request.ref, resumeContext());
+      sessionId = continuation.kind === "run" ? continuation.run.sessionId : continuation.sessionId;
+    } else if (request.kind === "named") {
+      sessionId = request.sessionId;
+      const existing = options.store.enabled && options.store.exists() ? options.store.open()?.getSession(sessionId) : undefined;
+      if (existing && existing.surface !== options.surface) {
+        // Another surface's conversation is not this one's to continue (it would become unresumable there).
+        throw new SessionRefused(`session_id ${sessionId} belongs to a ${existing.surface} session; use another session_id`);
+      }
+    } else {
+      sessionId = newSessionId();
+    }
+    const known = sessions.get(sessionId);
+    if (known) return known;
+    const session = createSession(sessionId, continuation);
+    sessions.set(sessionId, session);
+    return session;
+  }
+
+  function createSession(id: string, first: Continuation | undefined): Session {
+    let queue: Promise<unknown> = Promise.resolve();
+    let pendingFirst = first;
+    // Without storage the conversation lives here, for the life of the process.
+    let memory: Message[] = [];
+    const controllers = new Set<AbortController>();
+    const subscribers = new Set<EventListener>();
+    const waiting = new Map<string, { request: PendingApproval; resolve: (answer: ApprovalAnswer) => void }>();
+    const responder: ApprovalResponder | undefined = options.interactive
+      ? (request, signal) =>
+          new Promise<ApprovalAnswer>((resolve, reject) => {
+            waiting.set(request.callId, { request: { ...request, sessionId: id }, resolve });
+            signal.addEventListener("abort", () => {
+              waiting.delete(request.callId);
+              reject(new Error("cancelled"));
+            }, { once: true });
+          })
+      : undefined;
+    // Session-scoped: "always" lasts for every later turn of this session.
+    const approvals = createApprovalBroker(responder);
+    const ask = async (question: { title: string; detail?: string }, signal: AbortSignal) => {
+      if (!responder) return false;
+      const callId = `ask-${crypto.randomUUID()}`;
+      try {
+        const answer = await responder({ callId, tool: "ask", risk: "read", operation: "read", reason: question.title, input: question }, signal);
+        return answer !== "deny";
+      } catch {
+        return false;
+      }
+    };
+
+    async function turn(task: string, listeners: EventListener[], hooks: LoopHooks | undefined, controller: AbortController): Promise<RunOutcome> {
+      const continuation = continuationFor(id, pendingFirst);
+      pendingFirst = undefined;
+      // Everything the user must fix is refused here, before any state is written.
+      const prepared = await prepareRun({
+        config: options.config,
+        env: options.env,
+        workspace: options.workspace,
+        extraDirs: options.extraDirs,
+        task,
+        surface: options.surface,
+        overrides: options.overrides,
+        ...(continuation ? { continuation } : {}),
+        ...(options.toolSources ? { toolSources: options.toolSources } : {}),
+      });
+      const cancelRun = () => prepared.cancel();
+      controller.signal.addEventListener("abort", cancelRun, { once: true });
+      if (controller.signal.aborted) prepared.cancel();
+      const store = options.store.open();
+      let release = () => {};
+      try {
+        let history: Message[] = store ? [] : memory;
+        let stored: Message[] = [];
+        if (store) {
+          if (!store.getSession(id)) {
+            store.createSession({ id, surface: options.surface, workspace: options.workspace, title: titleFrom(task), createdAt: new Date().toISOString() });
+          }
+          release = await claimSession(store, id, { signal: controller.signal, pollMs: options.claimPollMs ?? 100, log: options.log });
+          if (continuation?.kind === "run" && !store.claimInterruptedRun(continuation.run.id, process.pid)) {
+            throw new UsageError(`run ${continuation.run.id} was just taken by another process`);
+          }
+          // Read after the claim: whatever ran in this session meanwhile is part of it now.
+          const checkpoint = continuation?.kind === "run" ? store.latestCheckpoint({ runId: continuation.run.id }) : store.latestCheckpoint({ sessionId: id });
+          ({ history, stored } = loadHistory(store, id, checkpoint));
+          if (continuation?.kind === "run" && !checkpoint) history = [];
+        }
+        const outcome = await prepared.execute({
+          sessionId: id,
+          listeners: [...listeners, (event) => subscribers.forEach((listener) => listener(event))],
+          history,
+          stored,
+          ...(store ? { store } : {}),
+          approvals,
+          ask,
+          redactor,
+          ...(hooks ? { hooks } : {}),
+        });
+        if (!store) memory = outcome.history;
+        return outcome;
+      } finally {
+        controller.signal.removeEventListener("abort", cancelRun);
+        release();
+      }
+    }
+
+    return {
+      id,
+      send(task, sendOptions = {}) {
+        const controller = new AbortController();
+        controllers.add(controller);
+        const done = queue
+          .then(() => {
+            if (controller.signal.aborted) throw new RunCancelledBeforeStart();
+            return turn(task, sendOptions.listeners ?? [], sendOptions.hooks, controller);
+          })
+          .finally(() => controllers.delete(controller));
+        queue = done.catch(() => undefined);
+        return { done, cancel: () => controller.abort() };
+      },
+      subscribe(listener, subscribeOptions = {}) {
+        if (subscribeOptions.after !== undefined) {
+          const store = options.store.enabled && options.store.exists() ? options.store.open() : undefined;
+          for (const event of store?.eventsOfSession(id, subscribeOptions.after) ?? []) listener(event);
+        }
+        subscribers.add(listener);
+        return () => subscribers.delete(listener);
+      },
+      answerApproval(callId, answer) {
+        const pending = waiting.get(callId);
+        if (!pending) return false;
+        waiting.delete(callId);
+        pending.resolve(answer);
+        return true;
+      },
+      pendingApprovals: () => [...waiting.values()].map((entry) => entry.request),
+      cancel() {
+        for (const controller of controllers) controller.abort();
+      },
+      close() {
+        for (const controller of controllers) controller.abort();
+        sessions.delete(id);
+      },
+    };
+  }
+
+  return { open, redactor };
+}
+
+export type SessionService = ReturnType<typeof createSessionService>;
+
+/** A session id that belongs to another surface (or workspace): refused, never taken over. */
+export class SessionRefused extends UsageError {}
+
+

@@ -1,0 +1,39 @@
+import type { Store } from "../store/store.ts";
+
+/** A turn cancelled before it began (queued, or waiting for its session): nothing ran, nothing was written. */
+export class RunCancelledBeforeStart extends Error {
+  constructor(message = "cancelled before the run started") {
+    super(message);
+  }
+}
+
+/**
+ * Takes a session for this process, waiting while another live process runs
+ * it (a second `zero run --resume latest` queues behind the first instead of
+ * forking the history). Returns the release. A cancel while waiting gives up.
+ */
+export async function claimSession(
+  store: Store,
+  sessionId: string,
+  options: { signal: AbortSignal; pollMs: number; log?: ((line: string) => void) | undefined },
+): Promise<() => void> {
+  let told = false;
+  for (;;) {
+    const claim = store.claimSession(sessionId, process.pid);
+    if (claim.ok) return () => store.releaseSession(sessionId, process.pid);
+    if (!told) {
+      options.log?.(`zero: session ${sessionId} is running in another process (pid ${claim.ownerPid}); waiting for it to finish\n`);
+      told = true;
+    }
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, options.pollMs);
+      function done() {
+        clearTimeout(timer);
+        options.signal.removeEventListener("abort", done);
+        resolve();
+      }
+      options.signal.addEventListener("abort", done, { once: true });
+    });
+    if (options.signal.aborted) throw new RunCancelledBeforeStart(`cancelled while waiting for session ${sessionId}`);
+  }
+}

@@ -1,0 +1,54 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import type { LoadedConfig } from "../../config/load.ts";
+import type { SessionSurface, Store } from "../../store/store.ts";
+import { databaseFileName } from "../../store/db.ts";
+import { workspaceStateDir } from "../../store/state.ts";
+import { createSessionService, type SessionService } from "../../session/service.ts";
+import type { RunOverrides } from "../../session/run.ts";
+import type { CliIo } from "./io.ts";
+import { openWorkspaceStore } from "./sessions-command.ts";
+
+/**
+ * The CLI's session service for one workspace: the store is opened on first
+ * need (so a run refused before it starts leaves no state directory) and
+ * closed by `close`.
+ */
+export function cliSessionService(
+  io: Pick<CliIo, "stderr" | "env">,
+  loaded: LoadedConfig,
+  options: { workspace: string; extraDirs: string[]; overrides: RunOverrides; surface: SessionSurface; interactive?: boolean },
+): { service: SessionService; store(): Store | undefined; close(): void } {
+  let store: Store | undefined;
+  let opened = false;
+  const dbFile = () => join(workspaceStateDir(io.env, options.workspace), databaseFileName(loaded.config.storage.path));
+  const open = () => {
+    if (!opened) {
+      store = openWorkspaceStore(io, loaded, options.workspace, io.env); // a failure is retried, never silently skipped
+      opened = true;
+    }
+    return store;
+  };
+  const service = createSessionService({
+    config: loaded.config,
+    env: io.env,
+    workspace: options.workspace,
+    extraDirs: options.extraDirs,
+    surface: options.surface,
+    overrides: options.overrides,
+    ...(options.interactive ? { interactive: true } : {}),
+    log: (line) => io.stderr(line),
+    store: {
+      enabled: loaded.config.storage.enabled,
+      exists: () => opened || existsSync(dbFile()),
+      open,
+    },
+  });
+  return {
+    service,
+    store: open,
+    close() {
+      store?.close();
+    },
+  };
+}
