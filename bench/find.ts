@@ -9,6 +9,7 @@ import { createRoots } from "../src/security/roots.ts";
 import type { ToolContext } from "../src/tool/define.ts";
 import { findTool } from "../src/tool/find.ts";
 import { makeToolContext } from "../test/support/tool-context.ts";
+import { median } from "./stats.ts";
 
 const RUNS = Number(process.env.BENCH_FIND_RUNS ?? 10);
 const PACKAGES = 50;
@@ -70,11 +71,6 @@ function buildTree(root: string): number {
   return count;
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
-}
 
 async function time(runs: number, action: () => Promise<unknown>): Promise<number> {
   await action(); // warm-up: file cache, JIT

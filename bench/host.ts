@@ -2,15 +2,11 @@
 // throughput on a long-lived host. `node_modules/.bin/bun bench/host.ts`.
 import { startFakeProvider } from "../test/support/fake-provider.ts";
 import { fakeConfig, makeSandbox, ZERO_BIN } from "../test/support/cli.ts";
+import { median } from "./stats.ts";
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 15);
 const PINGS = Number(process.env.BENCH_PINGS ?? 5000);
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
 
 const sandbox = makeSandbox();
 const fake = await startFakeProvider({ fallback: { text: "pong from the model" } });

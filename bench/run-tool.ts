@@ -12,6 +12,7 @@ import { createRoots } from "../src/security/roots.ts";
 import type { ToolContext } from "../src/tool/define.ts";
 import { runTool } from "../src/tool/run.ts";
 import { makeToolContext } from "../test/support/tool-context.ts";
+import { median } from "./stats.ts";
 
 export type RunToolBench = {
   runs: number;
@@ -19,11 +20,6 @@ export type RunToolBench = {
   bigOutput: { bytes: number; runs: number; runToolMs: number; bunSpawnMs: number; ratio: number };
 };
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
 
 async function timeIt(runs: number, once: () => Promise<void>): Promise<number> {
   await once(); // warm-up

@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { startFakeProvider, type FakeTurn } from "../test/support/fake-provider.ts";
 import { fakeConfig, makeSandbox, ZERO_BIN } from "../test/support/cli.ts";
+import { median } from "./stats.ts";
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 15);
 const LOOP_RUNS = Number(process.env.BENCH_LOOP_RUNS ?? 7);
@@ -16,11 +17,6 @@ const GNU_TIME = existsSync("/usr/bin/time") ? "/usr/bin/time" : undefined;
 
 type Sample = { wallMs: number; cpuMs: number; rssMiB: number | undefined };
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
 
 /** Runs a command once and measures wall time (here), CPU and peak RSS (GNU time). */
 async function measure(cmd: string[], env: Record<string, string>, cwd: string): Promise<Sample & { startedAt: number }> {

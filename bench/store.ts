@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openStore, type RunRow } from "../src/store/store.ts";
+import { median } from "./stats.ts";
 
 const RUNS = Number(process.env.BENCH_STORE_RUNS ?? 7);
 const APPENDS = Number(process.env.BENCH_STORE_APPENDS ?? 50_000);
@@ -14,10 +15,6 @@ const SESSIONS = 1_000;
 const EVENTS = 1_000_000;
 const WORKSPACE = "/work/project";
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
-}
 
 function run(id: string, sessionId: string, startedAt: string): RunRow {
   return {

@@ -117,7 +117,12 @@ export function resolveRunResume(storeOrNone: Store | undefined, ref: string, ct
  * model knows they may have happened instead of silently repeating them.
  * `stored` is what the store holds that stays as it is.
  */
-export function loadHistory(store: Store, sessionId: string, checkpoint: Checkpoint | undefined): { history: Message[]; stored: Message[] } {
+export function loadHistory(
+  store: Store,
+  sessionId: string,
+  checkpoint: Checkpoint | undefined,
+  options: { continuingRun?: boolean } = {},
+): { history: Message[]; stored: Message[] } {
   const count = checkpoint?.messageCount ?? 0;
   const all = store.loadMessages(sessionId);
   const stored = all.slice(0, count);
@@ -127,9 +132,9 @@ export function loadHistory(store: Store, sessionId: string, checkpoint: Checkpo
     history.push(message);
     if (message.role === "assistant") history.push(...interruptedAnswers(message, tail));
   }
-  // A tail that ends on a user message (its run died before answering) is dropped:
-  // the new run brings its own task.
-  while (history.length > stored.length && history.at(-1)!.role === "user") history.pop();
+  // A tail that ends on a user message (its run died before answering) is dropped when a new
+  // run brings its own task; a continued run keeps it: it is that run's task.
+  if (!options.continuingRun) while (history.length > stored.length && history.at(-1)!.role === "user") history.pop();
   return { history, stored };
 }
 

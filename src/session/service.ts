@@ -1,6 +1,6 @@
 import type { EffectiveConfig } from "../config/schema.ts";
 import { newSessionId } from "../protocol/ids.ts";
-import type { Message } from "../protocol/messages.ts";
+import { userMessage, type Message } from "../protocol/messages.ts";
 import { createApprovalBroker, type ApprovalAnswer, type ApprovalRequest, type ApprovalResponder } from "../policy/approvals.ts";
 import { createRedactor, type Redactor } from "../security/redact.ts";
 import type { SessionSurface, Store } from "../store/store.ts";
@@ -200,9 +200,7 @@ export function createSessionService(options: SessionServiceOptions) {
             throw new UsageError(`run ${continuation.run.id} was just taken by another process`);
           }
           // Read after the claim: whatever ran in this session meanwhile is part of it now.
-          const checkpoint = continuation?.kind === "run" ? store.latestCheckpoint({ runId: continuation.run.id }) : store.latestCheckpoint({ sessionId: id });
-          ({ history, stored } = loadHistory(store, id, checkpoint));
-          if (continuation?.kind === "run" && !checkpoint) history = [];
+          ({ history, stored } = historyFor(store, id, continuation));
         }
         const outcome = await prepared.execute({
           sessionId: id,
@@ -267,6 +265,21 @@ export function createSessionService(options: SessionServiceOptions) {
 }
 
 export type SessionService = ReturnType<typeof createSessionService>;
+
+/**
+ * The history a turn continues. A continued run (--resume-run) takes its own last marker, or —
+ * killed before its first — the session's, plus whatever it had stored past it; its task is
+ * restored when nothing of it was stored.
+ */
+function historyFor(store: Store, sessionId: string, continuation: Continuation | undefined): { history: Message[]; stored: Message[] } {
+  if (continuation?.kind !== "run") return loadHistory(store, sessionId, store.latestCheckpoint({ sessionId }));
+  const own = store.latestCheckpoint({ runId: continuation.run.id });
+  const loaded = loadHistory(store, sessionId, own ?? store.latestCheckpoint({ sessionId }), { continuingRun: true });
+  if (!own && !loaded.history.slice(loaded.stored.length).some((message) => message.role === "user")) {
+    loaded.history.push(userMessage(continuation.run.task));
+  }
+  return loaded;
+}
 
 /** A session id that belongs to another surface (or workspace): refused, never taken over. */
 export class SessionRefused extends UsageError {}
