@@ -2,7 +2,8 @@ import { dirname } from "node:path";
 import { DEFAULT_MODEL_ALIAS } from "./defaults.ts";
 import { ConfigError } from "./errors.ts";
 import { configErrorAt, formatKeyPath, type KeyPath } from "./location.ts";
-import type { ConfigLayer } from "./layer.ts";
+import { mcpToolServer, PROFILE_CORE_TOOLS } from "./enforcement.ts";
+import { VERSION_1_TOOL_NAMES, type ConfigLayer } from "./layer.ts";
 import type { MergedConfig, Origins } from "./merge.ts";
 import {
   PROVIDER_TYPES,
@@ -142,6 +143,7 @@ function materializeModels(merged: MergedConfig, providers: Record<string, Provi
 function finalizeAgents(merged: MergedConfig, models: Record<string, ResolvedModel>, fail: Fail): Record<string, AgentProfile> {
   const agents: Record<string, AgentProfile> = {};
   const names = Object.keys(merged.agents);
+  const mcpServers = Object.keys(merged.mcp);
   for (const [name, agent] of Object.entries(merged.agents)) {
     const model = agent.model ?? DEFAULT_MODEL_ALIAS;
     if (!Object.hasOwn(models, model)) {
@@ -150,11 +152,16 @@ function finalizeAgents(merged: MergedConfig, models: Record<string, ResolvedMod
     (agent.canDelegateTo ?? []).forEach((target, position) => {
       if (!names.includes(target)) fail(["agents", name, "canDelegateTo", position], `unknown agent "${target}" (agents: ${names.join(", ")})`);
     });
+    (agent.tools ?? []).forEach((tool, position) => {
+      const problem = toolNameProblem(tool, mcpServers);
+      if (problem !== undefined) fail(["agents", name, "tools", position], problem);
+    });
     agents[name] = defined({
       ...agent,
       name,
       model,
-      tools: agent.tools ?? [],
+      // A version 1 list may name one tool twice after renaming (`search` and `find`).
+      tools: [...new Set(agent.tools ?? [])],
       skills: agent.skills ?? [],
       mcpServers: agent.mcpServers ?? [],
       canDelegateTo: agent.canDelegateTo ?? [],
@@ -163,6 +170,19 @@ function finalizeAgents(merged: MergedConfig, models: Record<string, ResolvedMod
     });
   }
   return agents;
+}
+
+/**
+ * Why a profile's tool name is not one any tool source can provide: the six core capability tools,
+ * or `mcp:<server>:<tool>` / `mcp:<server>:*` for a server configured under `mcp`.
+ */
+export function toolNameProblem(tool: string, mcpServers: readonly string[]): string | undefined {
+  if ((PROFILE_CORE_TOOLS as readonly string[]).includes(tool)) return undefined;
+  const servers = mcpServers.length > 0 ? `MCP servers: ${mcpServers.join(", ")}` : `no MCP server is configured under "mcp"`;
+  const server = mcpToolServer(tool);
+  if (server !== undefined) return mcpServers.includes(server) ? undefined : `unknown MCP server "${server}" in "${tool}" (${servers})`;
+  const renamed = Object.hasOwn(VERSION_1_TOOL_NAMES, tool) ? `; "${tool}" is the version 1 name of "${VERSION_1_TOOL_NAMES[tool]}"` : "";
+  return `unknown tool "${tool}" (allowed: ${[...PROFILE_CORE_TOOLS, "mcp:<server>:<tool>", "mcp:<server>:*"].join(", ")}; ${servers})${renamed}`;
 }
 
 function finalizeWorkflows(

@@ -39,14 +39,18 @@ export function readConfigLayer(file: string, source: Exclude<LayerSource, "defa
 }
 
 /** Version 1 used other names for three of the core tools. */
-const VERSION_1_TOOL_NAMES: Readonly<Record<string, string>> = { search: "find", apply_patch: "write", exec: "run" };
+export const VERSION_1_TOOL_NAMES: Readonly<Record<string, string>> = { search: "find", apply_patch: "write", exec: "run" };
 
+/**
+ * Renames version 1 tool names in place: a tool list keeps the positions it has in the file, so a
+ * problem found after merging still points at the right element. Duplicates go in finalize.
+ */
 export function migrateToVersion2(file: ConfigFile): ConfigFile {
   if (file.version !== 1 || file.agents === undefined) return { ...file, version: 2 };
   const agents: Record<string, AgentFile> = {};
   for (const [name, agent] of Object.entries(file.agents)) {
-    const tools = agent.tools?.map((tool) => VERSION_1_TOOL_NAMES[tool] ?? tool);
-    agents[name] = tools === undefined ? agent : { ...agent, tools: [...new Set(tools)] };
+    const tools = agent.tools?.map((tool) => (Object.hasOwn(VERSION_1_TOOL_NAMES, tool) ? VERSION_1_TOOL_NAMES[tool]! : tool));
+    agents[name] = tools === undefined ? agent : { ...agent, tools };
   }
   return { ...file, version: 2, agents };
 }

@@ -43,6 +43,28 @@ test("an invalid config names file, line, column, key and allowed values (exit 2
   expect(syntax.stderr).toMatch(/config\.jsonc:1:\d+: /);
 });
 
+test("a tool name no source provides is a config error at its element, before any request (exit 2)", async () => {
+  const file = sandbox.writeUserConfig('{\n  "agents": {\n    "build": { "tools": ["read", "grep"] }\n  }\n}\n');
+  const expected = `${file}:3:34: agents.build.tools[1]: unknown tool "grep" (allowed: read, write, run, find, search, delegate, mcp:<server>:<tool>, mcp:<server>:*`;
+  for (const args of [["agents"], ["run", "x"]]) {
+    const result = await runZero(args, { sandbox });
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toContain(expected);
+    expect(result.stderr).not.toContain("    at ");
+  }
+  expect(fake.requests).toHaveLength(0);
+});
+
+test("zero agents marks what nothing enforces yet", async () => {
+  const plain = await runZero(["agents"], { sandbox });
+  expect(plain.stdout).toContain("  tools: read, write, run, find, search, delegate (not yet available)\n");
+  expect(plain.stdout).toContain("  permissionMode: accept-edits  workspaceMode: git-worktree (not yet enforced)\n");
+  expect(plain.stdout).toContain("  permissionMode: ask (default)  workspaceMode: shared-write\n");
+  expect(plain.stdout).toContain("  skills: * (not yet available)\n");
+  expect(plain.stdout).toContain("maxChildren 64 (not yet enforced)\n");
+});
+
 test("an untrusted project config is reported once and never used; trust enables it", async () => {
   sandbox.writeUserConfig(fakeConfig(fake.url, "chat", { workDepth: "pro" }));
   const project = sandbox.writeProjectConfig({

@@ -1,7 +1,9 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { DEFAULT_MAX_STEPS, EMERGENCY_TOOL_CALLS } from "../../config/defaults.ts";
-import { loadConfig } from "../../config/load.ts";
+import { fieldMark, toolMark, workspaceModeMark, type NotEnforcedMark } from "../../config/enforcement.ts";
+import { loadConfig, type LoadedConfig } from "../../config/load.ts";
+import type { AgentProfile } from "../../config/schema.ts";
 import { existingProjectConfigs, findProjectConfig, projectRootOf } from "../../config/paths.ts";
 import { isWorkspaceTrusted, trustWorkspace, unsafeOwnership } from "../../config/trust.ts";
 import { BUILT_IN_PROMPTS, builtInPrompt } from "../../agent/prompt.ts";
@@ -23,6 +25,17 @@ export function agentsCommand(io: CliIo): number {
   const workspace = workspaceFrom(stringFlag(values.cwd), io.cwd);
   const loaded = loadConfig({ workspace, env: io.env });
   reportConfigNotices(io, loaded);
+  io.stdout(formatAgents(loaded));
+  return 0;
+}
+
+/** `text (mark)` when the setting is accepted but not enforced yet (see NOT_YET_ENFORCED). */
+function marked(text: string, mark: NotEnforcedMark | undefined): string {
+  return mark === undefined ? text : `${text} (${mark})`;
+}
+
+/** The effective profiles, root first; settings nothing enforces yet are marked as such. */
+export function formatAgents(loaded: Pick<LoadedConfig, "config" | "sources">): string {
   const { config } = loaded;
   const lines: string[] = [];
   const names = Object.keys(config.agents).sort((a, b) =>
@@ -30,26 +43,32 @@ export function agentsCommand(io: CliIo): number {
   );
   for (const name of names) {
     const agent = config.agents[name]!;
+    // Every displayed field goes through the table, so an entry added there is marked here too.
+    const field = (key: keyof AgentProfile, text: string) => marked(text, fieldMark(key));
     const model = config.models[agent.model];
     const modelText = model ? `${agent.model} → ${model.type} ${model.model}` : `${agent.model} (unknown alias)`;
     const budgets = [
-      `maxSteps ${agent.maxSteps ?? DEFAULT_MAX_STEPS}`,
-      `maxToolCalls ${agent.maxToolCalls ?? EMERGENCY_TOOL_CALLS}`,
-      `maxTokens ${agent.maxTokens ?? "-"}`,
-      `timeoutMs ${agent.timeoutMs ?? "-"}`,
-      `maxChildren ${agent.maxChildren ?? "-"}`,
+      field("maxSteps", `maxSteps ${agent.maxSteps ?? DEFAULT_MAX_STEPS}`),
+      field("maxToolCalls", `maxToolCalls ${agent.maxToolCalls ?? EMERGENCY_TOOL_CALLS}`),
+      field("maxTokens", `maxTokens ${agent.maxTokens ?? "-"}`),
+      field("timeoutMs", `timeoutMs ${agent.timeoutMs ?? "-"}`),
+      field("maxChildren", `maxChildren ${agent.maxChildren ?? "-"}`),
     ].join(", ");
+    const tools = agent.tools.map((tool) => marked(tool, toolMark(tool))).join(", ") || "none";
+    const permissionMode = agent.permissionMode ?? `${config.permissionMode} (default)`;
+    const workspaceMode = marked(agent.workspaceMode, workspaceModeMark(agent.workspaceMode));
     lines.push(`${name}${name === config.defaultAgent ? " (root)" : ""}${agent.description ? ` - ${agent.description}` : ""}`);
-    lines.push(`  model: ${modelText}`);
-    lines.push(`  tools: ${agent.tools.join(", ") || "none"}`);
-    lines.push(`  permissionMode: ${agent.permissionMode ?? `${config.permissionMode} (default)`}  workspaceMode: ${agent.workspaceMode}`);
-    if (agent.canDelegateTo.length > 0) lines.push(`  canDelegateTo: ${agent.canDelegateTo.join(", ")}`);
+    lines.push(`  model: ${field("model", modelText)}`);
+    lines.push(`  tools: ${field("tools", tools)}`);
+    lines.push(`  permissionMode: ${field("permissionMode", permissionMode)}  workspaceMode: ${field("workspaceMode", workspaceMode)}`);
+    for (const key of ["canDelegateTo", "skills", "mcpServers", "accepts"] as const) {
+      if (agent[key].length > 0) lines.push(`  ${key}: ${field(key, agent[key].join(", "))}`);
+    }
     lines.push(`  budgets: ${budgets}`);
   }
   const sources = loaded.sources.map((s) => `${s.layer} ${s.file}`);
   lines.push("", `config: built-in defaults${sources.length > 0 ? `, ${sources.join(", ")}` : ""}`);
-  io.stdout(`${lines.join("\n")}\n`);
-  return 0;
+  return `${lines.join("\n")}\n`;
 }
 
 export function trustCommand(io: CliIo): number {
