@@ -21,8 +21,8 @@ export function unavailableCoreTools(): string[] {
 
 /**
  * The tools the agent's allowlist names, from the given sources. A name no
- * source provides was already refused by the config check; a core tool not
- * built yet (delegate) is simply not offered.
+ * source can provide was already refused by the config check (file:line); a
+ * core tool not built yet (delegate) and MCP tools are not offered yet.
  */
 export function buildToolSet(agent: AgentProfile, sources: readonly ToolSource[]): Map<string, Tool> {
   const available = new Map<string, Tool>();
@@ -31,7 +31,9 @@ export function buildToolSet(agent: AgentProfile, sources: readonly ToolSource[]
   for (const name of agent.tools) {
     const tool = available.get(name);
     if (tool) tools.set(name, tool);
-    else if (!(CORE_TOOL_NAMES as readonly string[]).includes(name)) {
+    // MCP names were checked against the configured servers when the config loaded; until the
+    // MCP source exists they are not offered (and `zero agents` says so).
+    else if (!(CORE_TOOL_NAMES as readonly string[]).includes(name) && !name.startsWith("mcp:")) {
       throw new UsageError(`agents.${agent.name}.tools: no tool source provides '${name}' (known tools: ${[...available.keys(), ...unavailableCoreTools()].join(", ")})`);
     }
   }
