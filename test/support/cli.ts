@@ -101,14 +101,36 @@ export function spawnZero(args: string[], options: ZeroOptions & { sandbox: Sand
     stderr: "pipe",
   });
   const timer = setTimeout(() => proc.kill("SIGKILL"), options.timeoutMs ?? 20_000);
-  const stdoutText = new Response(proc.stdout).text();
-  const stderrText = new Response(proc.stderr).text();
+  const stdout = collect(proc.stdout);
+  const stderr = collect(proc.stderr);
   const result = (async (): Promise<ZeroResult> => {
     const code = await proc.exited;
     clearTimeout(timer);
-    return { code, stdout: await stdoutText, stderr: await stderrText, ms: performance.now() - started };
+    return { code, stdout: await stdout.done, stderr: await stderr.done, ms: performance.now() - started };
   })();
-  return { proc, result };
+  /** The output so far, while the process still runs (to wait for a line before it exits). */
+  return { proc, result, stdoutSoFar: stdout.soFar, stderrSoFar: stderr.soFar };
+}
+
+/** A stream's text, readable while it still arrives. */
+function collect(stream: ReadableStream<Uint8Array>): { done: Promise<string>; soFar(): string } {
+  const decoder = new TextDecoder();
+  let text = "";
+  const done = (async () => {
+    for await (const chunk of stream) text += decoder.decode(chunk, { stream: true });
+    text += decoder.decode();
+    return text;
+  })();
+  return { done, soFar: () => text };
+}
+
+/** Polls `condition` until it holds (or throws after `timeoutMs`, naming what it waited for). */
+export async function waitUntil(what: string, condition: () => boolean, timeoutMs = 30_000, everyMs = 25): Promise<void> {
+  const until = performance.now() + timeoutMs;
+  while (!condition()) {
+    if (performance.now() > until) throw new Error(`waited ${timeoutMs} ms for ${what}`);
+    await Bun.sleep(everyMs);
+  }
 }
 
 export async function runZero(args: string[], options: ZeroOptions & { sandbox: Sandbox }): Promise<ZeroResult> {
