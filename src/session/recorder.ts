@@ -75,11 +75,14 @@ export function createRunRecorder(store: Store, run: RunRow, session: { surface:
     return writes;
   }
 
+  function remember(history: readonly Message[], writes: MessageWrite[]): void {
+    for (const { position, message } of writes) persisted[position] = message;
+    persisted.length = history.length;
+  }
   function sync(history: readonly Message[]): void {
     const writes = changes(history);
     store.writeMessages(run.sessionId, run.id, writes);
-    for (const { position, message } of writes) persisted[position] = message;
-    persisted.length = history.length;
+    remember(history, writes);
   }
 
   return {
@@ -91,17 +94,21 @@ export function createRunRecorder(store: Store, run: RunRow, session: { surface:
     },
     checkpoint(history, meta) {
       guard(() => {
-        sync(history);
-        store.saveCheckpoint({
-          runId: run.id,
-          sessionId: run.sessionId,
-          version: CHECKPOINT_VERSION,
-          createdAt: new Date().toISOString(),
-          messageCount: history.length,
-          meta: meta as unknown as Record<string, unknown>,
-        });
+        // One transaction: the step's messages, the marker and the run's progress.
+        const writes = changes(history);
+        store.saveCheckpoint(
+          {
+            runId: run.id,
+            sessionId: run.sessionId,
+            version: CHECKPOINT_VERSION,
+            createdAt: new Date().toISOString(),
+            messageCount: history.length,
+            meta: meta as unknown as Record<string, unknown>,
+          },
+          { messages: writes, run: { usage: { ...meta.usage }, steps: meta.steps, toolCalls: meta.toolCalls } },
+        );
+        remember(history, writes);
       });
-      guard(() => store.updateRun(run.id, { usage: { ...meta.usage }, steps: meta.steps, toolCalls: meta.toolCalls }));
     },
     finish(patch) {
       const endedAt = new Date().toISOString();

@@ -218,7 +218,8 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
     steps: continuation?.kind === "run" ? continuation.meta.steps : 0,
     toolCalls: continuation?.kind === "run" ? continuation.meta.toolCalls : 0,
     deadline: deadline.toISOString(),
-    startedAt: now.toISOString(),
+    // When it really started: a turn may have waited for its session after it was prepared.
+    startedAt: new Date().toISOString(),
     endedAt: null,
     pid: process.pid,
   });

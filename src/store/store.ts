@@ -69,7 +69,11 @@ export type Store = {
   /** Takes the session for this process (one run at a time per session, across processes). */
   claimSession(sessionId: string, pid: number): SessionClaim;
   releaseSession(sessionId: string, pid: number): void;
-  saveCheckpoint(checkpoint: Checkpoint): void;
+  /**
+   * Stores a checkpoint marker; with `step`, in the same transaction, the messages the step
+   * wrote and the run's progress (one commit per step instead of three).
+   */
+  saveCheckpoint(checkpoint: Checkpoint, step?: { messages: MessageWrite[]; run: RunPatch }): void;
   latestCheckpoint(filter: { sessionId?: string; runId?: string }): Checkpoint | undefined;
   /** Stores a completed host request (replacing one under the same key) and, in the same transaction, deletes expired ones. */
   saveHostResult(row: HostResultRow): void;
@@ -296,7 +300,11 @@ export function openStore(options: OpenStoreOptions): { store: Store; notices: s
     if (typeof patch.endedAt === "string") s.touchSessionOfRun.run({ runId: id, at: patch.endedAt });
   });
 
-  const saveCheckpoint = db.transaction((checkpoint: Checkpoint, meta: string) => {
+  const saveCheckpoint = db.transaction((checkpoint: Checkpoint, meta: string, step: { messages: MessageWrite[]; run: RunPatch } | undefined) => {
+    if (step) {
+      bytesWritten += messages.write(checkpoint.sessionId, checkpoint.runId, step.messages);
+      updateRun(checkpoint.runId, step.run);
+    }
     s.insertCheckpoint().run({
       sessionId: checkpoint.sessionId,
       runId: checkpoint.runId,
@@ -396,7 +404,7 @@ export function openStore(options: OpenStoreOptions): { store: Store; notices: s
       live();
       return s.eventsOfSession.all({ sessionId, after }).map((row) => JSON.parse(row.body) as RuntimeEvent);
     },
-    saveCheckpoint(checkpoint) {
+    saveCheckpoint(checkpoint, step) {
       live();
       if (!Number.isSafeInteger(checkpoint.messageCount) || checkpoint.messageCount < 0) {
         throw new TypeError(`checkpoint messageCount must be a non-negative integer, got ${String(checkpoint.messageCount)}`);
@@ -410,7 +418,7 @@ export function openStore(options: OpenStoreOptions): { store: Store; notices: s
           `the checkpoint of run ${checkpoint.runId} is ${mib(bytes)} MiB, over the ${mib(maxBytes)} MiB limit; it was not saved`,
         );
       }
-      saveCheckpoint.immediate(checkpoint, meta);
+      saveCheckpoint.immediate(checkpoint, meta, step);
       bytesWritten += bytes;
     },
     latestCheckpoint(filter) {
