@@ -4,6 +4,7 @@ import { userMessage, type Message } from "../protocol/messages.ts";
 import { createApprovalBroker, type ApprovalAnswer, type ApprovalRequest, type ApprovalResponder } from "../policy/approvals.ts";
 import { createRedactor, type Redactor } from "../security/redact.ts";
 import type { SessionSurface, Store } from "../store/store.ts";
+import type { RuntimeEvent } from "../protocol/events.ts";
 import type { Env } from "../util/env.ts";
 import { UsageError } from "../util/errors.ts";
 import type { EventListener } from "./emitter.ts";
@@ -144,6 +145,16 @@ export function createSessionService(options: SessionServiceOptions) {
     let memory: Message[] = [];
     const controllers = new Set<AbortController>();
     const subscribers = new Set<EventListener>();
+    // Subscribers come and go while a run streams; one that throws never keeps an event from the others.
+    const publish = (event: RuntimeEvent) => {
+      for (const listener of subscribers) {
+        try {
+          listener(event);
+        } catch {
+          // the subscriber's own problem
+        }
+      }
+    };
     const waiting = new Map<string, { request: PendingApproval; resolve: (answer: ApprovalAnswer) => void }>();
     const responder: ApprovalResponder | undefined = options.interactive
       ? (request, signal) =>
@@ -204,7 +215,7 @@ export function createSessionService(options: SessionServiceOptions) {
         }
         const outcome = await prepared.execute({
           sessionId: id,
-          listeners: [...listeners, (event) => subscribers.forEach((listener) => listener(event))],
+          listeners: [...listeners, (event) => publish(event)],
           history,
           stored,
           ...(store ? { store } : {}),
