@@ -24,10 +24,48 @@ export type Plan = {
   commentary: string[];
   /** The model refuses with this explanation (see FakeReply.refusal). */
   refusal?: string;
-  calls: Array<{ id: string; name: string; args: string; pieces: string[] }>;
+  /** Anthropic/gateway: an opaque redacted_thinking block with this `data` (see FakeReply.redactedThinking). */
+  redactedThinking?: string;
+  /** Responses: reasoning items carry `encrypted_content` (asked for with include, or forced by the turn). */
+  encryptedReasoning: boolean;
+  /** Gateway: whose provider metadata the stream parts carry (the model id's prefix: "anthropic/…", "openai/…"). */
+  family?: "anthropic" | "openai";
+  calls: Array<{ id: string; name: string; args: string; pieces: string[]; thoughtSignature?: string }>;
   usage: FakeUsage;
   includeUsage: boolean; // chat: body.stream_options.include_usage
 };
+
+// ---- The provider data a reply hands out, which must come back exactly on later requests ----
+
+/** Anthropic: the signature of reply n's thinking block (sent as a signature_delta). */
+export const signatureOf = (n: number) => `fake-signature-${n}`;
+/** Responses: reply n's reasoning item id. */
+export const reasoningItemIdOf = (n: number) => `rs_${n}`;
+/** Responses: reply n's output message item id (the commentary message has its own). */
+export const messageItemIdOf = (n: number, commentary = false) => (commentary ? `msg_${n}_commentary` : `msg_${n}`);
+/** Responses: the item id of reply n's i-th function_call (its call_id is the call's own id). */
+export const functionItemIdOf = (n: number, i: number) => `fc_${n}_${i}`;
+/** Responses: reply n's opaque `encrypted_content` (Fernet-looking, like the real one). */
+export const encryptedContentOf = (n: number) => `gAAAAAB${btoa(`fake-encrypted-reasoning-${n}`)}`;
+
+/**
+ * The gateway's provider metadata for reply n (what an upstream Anthropic or OpenAI adapter
+ * attaches to its stream parts, passed through as is): reasoning (signature, or item id and
+ * encrypted content), redacted thinking, and each tool call (OpenAI: its function_call item id).
+ */
+export function gatewayMetadata(p: Pick<Plan, "n" | "family">) {
+  const family = p.family;
+  return {
+    reasoning:
+      family === "anthropic"
+        ? { anthropic: { signature: signatureOf(p.n) } }
+        : family === "openai"
+          ? { openai: { itemId: reasoningItemIdOf(p.n), reasoningEncryptedContent: encryptedContentOf(p.n) } }
+          : undefined,
+    redacted: (data: string) => ({ anthropic: { redactedData: data } }),
+    call: (i: number) => (family === "openai" ? { openai: { itemId: functionItemIdOf(p.n, i) } } : undefined),
+  };
+}
 
 /** A string becomes 3 roughly equal chunks (by code point); an array is kept as is. */
 export function split(value: string | string[] | undefined): string[] {
@@ -83,10 +121,20 @@ function gateway(p: Plan): Chunk[] {
   const b = new Sse(false);
   b.ev({ type: "stream-start", warnings: [] });
   b.ev({ type: "response-metadata", id: `gw_${p.n}`, modelId: p.model, timestamp: new Date(p.created * 1000).toISOString() });
+  const meta = gatewayMetadata(p);
+  const withMeta = (providerMetadata: unknown) => (providerMetadata ? { providerMetadata } : {});
   if (p.reasoning.length > 0) {
-    b.ev({ type: "reasoning-start", id: "r0" });
+    // OpenAI's adapter puts the item id (and encrypted content) on the start and the end;
+    // Anthropic's sends the signature as an empty reasoning delta before the block ends.
+    const openaiMeta = p.family === "openai" ? withMeta(meta.reasoning) : {};
+    b.ev({ type: "reasoning-start", id: "r0", ...openaiMeta });
     for (const delta of p.reasoning) b.delta({ type: "reasoning-delta", id: "r0", delta });
-    b.ev({ type: "reasoning-end", id: "r0" });
+    if (p.family === "anthropic") b.ev({ type: "reasoning-delta", id: "r0", delta: "", providerMetadata: meta.reasoning });
+    b.ev({ type: "reasoning-end", id: "r0", ...openaiMeta });
+  }
+  if (p.redactedThinking !== undefined) {
+    b.ev({ type: "reasoning-start", id: "r1", providerMetadata: meta.redacted(p.redactedThinking) });
+    b.ev({ type: "reasoning-end", id: "r1" });
   }
   const refusal = split(p.refusal);
   const blocks: Array<[id: string, deltas: string[]]> = [["tc", p.commentary], ["t0", [...p.text, ...refusal]]];
@@ -96,12 +144,12 @@ function gateway(p: Plan): Chunk[] {
     for (const delta of deltas) b.delta({ type: "text-delta", id, delta });
     b.ev({ type: "text-end", id });
   }
-  for (const call of p.calls) {
+  p.calls.forEach((call, i) => {
     b.ev({ type: "tool-input-start", id: call.id, toolName: call.name });
     for (const delta of call.pieces) b.delta({ type: "tool-input-delta", id: call.id, delta });
     b.ev({ type: "tool-input-end", id: call.id });
-    b.ev({ type: "tool-call", toolCallId: call.id, toolName: call.name, input: call.args });
-  }
+    b.ev({ type: "tool-call", toolCallId: call.id, toolName: call.name, input: call.args, ...withMeta(meta.call(i)) });
+  });
   const cached = p.usage.cached ?? 0;
   const reasoning = p.usage.reasoning ?? 0;
   b.ev({
@@ -135,9 +183,11 @@ function responses(p: Plan): Chunk[] {
     output.push(done);
   };
   if (p.reasoning.length) {
-    const id = `rs_${p.n}`, at = { item_id: id, output_index: output.length, summary_index: 0 };
+    const id = reasoningItemIdOf(p.n), at = { item_id: id, output_index: output.length, summary_index: 0 };
     const text = p.reasoning.join("");
-    item(at.output_index, { id, type: "reasoning", summary: [] }, { id, type: "reasoning", summary: [{ type: "summary_text", text }] }, () => {
+    const encrypted = p.encryptedReasoning ? { encrypted_content: encryptedContentOf(p.n) } : {};
+    const added = { id, type: "reasoning", summary: [], ...encrypted };
+    item(at.output_index, added, { id, type: "reasoning", summary: [{ type: "summary_text", text }], ...encrypted }, () => {
       ev({ type: "response.reasoning_summary_part.added", ...at, part: { type: "summary_text", text: "" } });
       for (const d of p.reasoning) delta({ type: "response.reasoning_summary_text.delta", ...at, delta: d });
       ev({ type: "response.reasoning_summary_text.done", ...at, text });
@@ -157,8 +207,8 @@ function responses(p: Plan): Chunk[] {
       ev({ type: "response.content_part.done", ...at, part: part(text) });
     });
   };
-  if (p.commentary.length) message(`msg_${p.n}_commentary`, p.commentary, "commentary");
-  if (p.text.length) message(`msg_${p.n}`, p.text, p.commentary.length ? "final_answer" : undefined);
+  if (p.commentary.length) message(messageItemIdOf(p.n, true), p.commentary, "commentary");
+  if (p.text.length) message(messageItemIdOf(p.n), p.text, p.commentary.length ? "final_answer" : undefined);
   if (p.refusal !== undefined) {
     // A refusal is a message whose content part has type "refusal" (streamed as refusal deltas).
     const id = `msg_${p.n}_refusal`, at = { item_id: id, output_index: output.length, content_index: 0 };
@@ -172,7 +222,7 @@ function responses(p: Plan): Chunk[] {
     });
   }
   p.calls.forEach((call, i) => {
-    const id = `fc_${p.n}_${i}`, at = { item_id: id, output_index: output.length };
+    const id = functionItemIdOf(p.n, i), at = { item_id: id, output_index: output.length };
     const fc = { id, type: "function_call", call_id: call.id, name: call.name };
     item(at.output_index, { ...fc, arguments: "", status: "in_progress" }, { ...fc, arguments: call.args, status: "completed" }, () => {
       for (const d of call.pieces) delta({ type: "response.function_call_arguments.delta", ...at, delta: d });
@@ -205,7 +255,9 @@ function chat(p: Plan): Chunk[] {
   for (const d of [...p.commentary, ...p.text]) b.delta(c({ content: d }));
   for (const d of split(p.refusal)) b.delta(c({ refusal: d }));
   p.calls.forEach((call, index) => {
-    b.ev(c({ tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: "" } }] }));
+    // Gemini's OpenAI-compatible endpoint attaches a thought signature to the call's first delta.
+    const extra = call.thoughtSignature !== undefined ? { extra_content: { google: { thought_signature: call.thoughtSignature } } } : {};
+    b.ev(c({ tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: "" }, ...extra }] }));
     for (const d of call.pieces) b.delta(c({ tool_calls: [{ index, function: { arguments: d } }] }));
   });
   b.ev(c({}, p.refusal !== undefined ? "content_filter" : p.calls.length ? "tool_calls" : "stop"));
@@ -245,8 +297,10 @@ function anthropic(p: Plan): Chunk[] {
   };
   if (p.reasoning.length) {
     const deltas = p.reasoning.map((thinking) => ({ type: "thinking_delta", thinking }));
-    block({ type: "thinking", thinking: "", signature: "" }, deltas, { type: "signature_delta", signature: `fake-signature-${p.n}` });
+    block({ type: "thinking", thinking: "", signature: "" }, deltas, { type: "signature_delta", signature: signatureOf(p.n) });
   }
+  // A redacted_thinking block arrives whole in its content_block_start: opaque data, no deltas.
+  if (p.redactedThinking !== undefined) block({ type: "redacted_thinking", data: p.redactedThinking }, []);
   for (const deltas of [p.commentary, p.text]) if (deltas.length) block({ type: "text", text: "" }, deltas.map((text) => ({ type: "text_delta", text })));
   for (const call of p.calls) {
     const deltas = call.pieces.map((partial_json) => ({ type: "input_json_delta", partial_json }));
@@ -284,13 +338,13 @@ const OPENAI_ERRORS: Record<number, [type: string, code: string | null]> = {
  * Error JSON in the protocol's real shape ("other" uses the OpenAI shape). `override` replaces the
  * error's type and code (e.g. OpenAI's `insufficient_quota` 429; Anthropic has no code).
  */
-export function errorBody(protocol: Protocol, status: number, message: string, override: { type?: string; code?: string | null } = {}): unknown {
+export function errorBody(protocol: Protocol, status: number, message: string, override: { type?: string; code?: string | null; param?: string | null } = {}): unknown {
   if (protocol === "anthropic") {
     const type = override.type ?? ANTHROPIC_ERROR_TYPES[status] ?? (status >= 500 ? "api_error" : "invalid_request_error");
     return { type: "error", error: { type, message }, request_id: "req_fake" };
   }
   const [type, code] = OPENAI_ERRORS[status] ?? (status >= 500 ? ["server_error", null] : ["invalid_request_error", null]);
-  return { error: { message, type: override.type ?? type, param: null, code: override.code !== undefined ? override.code : code } };
+  return { error: { message, type: override.type ?? type, param: override.param ?? null, code: override.code !== undefined ? override.code : code } };
 }
 
 /** An error reported inside a stream that already started (the HTTP status was 200). */

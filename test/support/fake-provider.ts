@@ -33,6 +33,15 @@
  *   `refusal` and `commentary` script a refusal and a second text block; an
  *   error's `type`/`code` script e.g. an `insufficient_quota` 429.
  * - UNRESOLVABLE_URL: a base URL under `.invalid` for DNS failures (no network).
+ * - Provider data a reply hands out, to be sent back on the next request: Anthropic thinking
+ *   signatures (`fake-signature-N`) and `redactedThinking` blocks; Responses item ids (`rs_N`,
+ *   `msg_N`, `fc_N_i`) and, when the request's `include` asks (or `encryptedReasoning`), the
+ *   reasoning item's `encrypted_content`; Chat `reasoning_content` and a call's
+ *   `thoughtSignature`; the gateway's provider metadata per model family (`anthropic/…`:
+ *   signature, redactedData; `openai/…`: item ids and encrypted content). The ids are built by
+ *   the helpers of fake-provider-wire.ts (signatureOf, reasoningItemIdOf, …).
+ * - `strict` (start option or settable property): the fake refuses, like the real APIs, a
+ *   request whose history lost or altered that data (fake-provider-echo.ts has the rules).
  * - Mid-stream failures reach streamText as StreamProviderError (statusCode and
  *   isRetryable inferred from the provider's error type, e.g. Anthropic
  *   `overloaded_error` → 529, retryable); a DNS failure is a bare TypeError
@@ -77,6 +86,7 @@
  *   stream with an `abort` part. Without an `onError` option streamText also
  *   console.error()s every error, so tests should pass `onError: () => {}`.
  */
+import { echoProblem, type LedgerEntry } from "./fake-provider-echo.ts";
 import { encodeReply, errorBody, modelList, split, streamErrorEvent, type Plan, type Protocol, type StreamErrorSpec } from "./fake-provider-wire.ts";
 
 /**
@@ -85,7 +95,8 @@ import { encodeReply, errorBody, modelList, split, streamErrorEvent, type Plan, 
  */
 export const UNRESOLVABLE_URL = "http://fake-provider.invalid/v1";
 
-export type FakeToolCall = { name: string; args: unknown; id?: string };
+/** `thoughtSignature`: Chat only, sent as the call's `extra_content.google.thought_signature` (Gemini's OpenAI-compatible endpoint). */
+export type FakeToolCall = { name: string; args: unknown; id?: string; thoughtSignature?: string };
 export type FakeUsage = { input: number; output: number; reasoning?: number; cached?: number };
 export type FakeReply = {
   kind?: "reply";
@@ -114,6 +125,17 @@ export type FakeReply = {
    * with `overloaded_error` by default) ends the stream: HTTP 200, then an error mid-stream.
    */
   streamError?: StreamErrorSpec & { afterChunks: number };
+  /**
+   * Anthropic: a `redacted_thinking` content block with this opaque `data` (after the thinking
+   * block, if any); the gateway: a reasoning part whose provider metadata is
+   * `{ anthropic: { redactedData } }`. Other protocols ignore it.
+   */
+  redactedThinking?: string;
+  /**
+   * Responses: the reasoning item carries `encrypted_content` even though the request did not
+   * ask for it (it always does when the request's `include` has "reasoning.encrypted_content").
+   */
+  encryptedReasoning?: boolean;
 };
 /** `type`/`code` replace the error JSON's (e.g. `{ status: 429, code: "insufficient_quota", type: "insufficient_quota" }`). */
 export type FakeError = { kind: "error"; status: number; message?: string; headers?: Record<string, string>; type?: string; code?: string | null };
@@ -129,6 +151,10 @@ export type RecordedRequest = {
   receivedAt: number;
   /** When the reply was handed to the server (replies only; with no delays the whole stream goes out at once). */
   answeredAt?: number;
+  /** Strict mode: why the request was refused (its history lost or altered provider data). */
+  rejected?: string;
+  /** The reply's sequence number N (replies only): the ids and signatures it handed out derive from it (signatureOf(N), …). */
+  replyNumber?: number;
 };
 type TurnSource = FakeTurn | ((req: RecordedRequest) => FakeTurn);
 export type FakeProvider = {
@@ -136,7 +162,15 @@ export type FakeProvider = {
   port: number;
   requests: RecordedRequest[];
   script(turns: TurnSource[]): void;
-  /** Forgets unconsumed turns and recorded requests (between tests). */
+  /**
+   * Strict mode (see fake-provider-echo.ts): a request whose history lost or altered what earlier
+   * replies handed out (thinking signatures, redacted thinking, reasoning items and their
+   * encrypted content, tool call ids) is answered with the error a real provider gives (HTTP
+   * 400/404, realistic body), recorded with `rejected`, and uses no turn. Settable; reset()
+   * restores the start option.
+   */
+  strict: boolean;
+  /** Forgets unconsumed turns, recorded requests and the replies strict mode remembers (between tests). */
   reset(): void;
   waitForRequests(count: number, timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
@@ -159,9 +193,11 @@ function protocolOf(method: string, path: string): Protocol {
   return "other";
 }
 
-export async function startFakeProvider(options: { turns?: TurnSource[]; fallback?: TurnSource } = {}): Promise<FakeProvider> {
+export async function startFakeProvider(options: { turns?: TurnSource[]; fallback?: TurnSource; strict?: boolean } = {}): Promise<FakeProvider> {
   const queue: TurnSource[] = [...(options.turns ?? [])];
   const requests: RecordedRequest[] = [];
+  const ledger: LedgerEntry[] = []; // every reply sent, for strict mode
+  let strict = options.strict ?? false;
   const modelIds = new Set<string>();
   const waiters = new Set<{ count: number; done: () => void }>();
   const releases = new Set<() => void>(); // wake stalled requests/streams on close()
@@ -169,7 +205,7 @@ export async function startFakeProvider(options: { turns?: TurnSource[]; fallbac
   let callSeq = 0;
   let closed = false;
 
-  const errorResponse = (protocol: Protocol, status: number, message: string, headers?: Record<string, string>, override?: { type?: string; code?: string | null }) =>
+  const errorResponse = (protocol: Protocol, status: number, message: string, headers?: Record<string, string>, override?: { type?: string; code?: string | null; param?: string | null }) =>
     json(status, errorBody(protocol, status, message, override), headers);
 
   // A stall before the headers: resolves (into the void) once the client aborts.
@@ -185,21 +221,29 @@ export async function startFakeProvider(options: { turns?: TurnSource[]; fallbac
     });
 
   const reply = (protocol: Protocol, turn: FakeReply, rec: RecordedRequest): Response => {
+    const model = typeof rec.body?.model === "string" ? rec.body.model : (rec.headers["ai-language-model-id"] ?? "fake-1");
+    const include: unknown = rec.body?.include;
     const plan: Plan = {
-      model: typeof rec.body?.model === "string" ? rec.body.model : (rec.headers["ai-language-model-id"] ?? "fake-1"),
+      model,
       n: ++replySeq,
       created: Math.floor(Date.now() / 1000),
       reasoning: split(turn.reasoning),
       text: split(turn.text),
       commentary: split(turn.commentary),
       ...(turn.refusal !== undefined ? { refusal: turn.refusal } : {}),
+      ...(turn.redactedThinking !== undefined ? { redactedThinking: turn.redactedThinking } : {}),
+      encryptedReasoning: turn.encryptedReasoning === true || (Array.isArray(include) && include.includes("reasoning.encrypted_content")),
+      ...(model.startsWith("anthropic/") ? { family: "anthropic" as const } : model.startsWith("openai/") ? { family: "openai" as const } : {}),
       calls: (turn.toolCalls ?? []).map((call) => {
         const args = typeof call.args === "string" ? call.args : JSON.stringify(call.args ?? {});
-        return { id: call.id ?? `call_${++callSeq}`, name: call.name, args, pieces: split(args) };
+        const signature = call.thoughtSignature !== undefined ? { thoughtSignature: call.thoughtSignature } : {};
+        return { id: call.id ?? `call_${++callSeq}`, name: call.name, args, pieces: split(args), ...signature };
       }),
       usage: turn.usage ?? { input: 10, output: 5 },
       includeUsage: rec.body?.stream_options?.include_usage === true,
     };
+    rec.replyNumber = plan.n;
+    ledger.push({ protocol, plan, store: rec.body?.store !== false });
     let chunks = encodeReply(protocol, plan);
     if (turn.streamError) {
       // Keep the preamble and the first `afterChunks` content chunks, then the error event ends the stream.
@@ -285,6 +329,14 @@ export async function startFakeProvider(options: { turns?: TurnSource[]; fallbac
     if (protocol === "other") return errorResponse(protocol, 404, `fake provider: no route for ${req.method} ${path}`);
     const streaming = protocol === "gateway" ? headers["ai-language-model-streaming"] === "true" : body?.stream === true;
     if (!streaming) return errorResponse(protocol, 400, "fake provider: streaming is required (send stream: true)");
+    if (strict) {
+      const problem = echoProblem(protocol, body, ledger);
+      if (problem) {
+        rec.rejected = problem.message;
+        const override = { type: problem.type ?? "invalid_request_error", ...(problem.code !== undefined ? { code: problem.code } : {}), ...(problem.param !== undefined ? { param: problem.param } : {}) };
+        return errorResponse(protocol, problem.status, problem.message, undefined, override);
+      }
+    }
     const source = queue.length > 0 ? queue.shift() : options.fallback;
     if (source === undefined) return errorResponse(protocol, 500, "fake provider: script exhausted", { "retry-after-ms": "0" });
     let turn: FakeTurn;
@@ -316,9 +368,17 @@ export async function startFakeProvider(options: { turns?: TurnSource[]; fallbac
     url: `http://127.0.0.1:${port}/v1`,
     port,
     requests,
+    get strict() {
+      return strict;
+    },
+    set strict(on: boolean) {
+      strict = on;
+    },
     reset() {
       queue.length = 0;
       requests.length = 0;
+      ledger.length = 0;
+      strict = options.strict ?? false;
     },
     script(turns) {
       queue.push(...turns);
