@@ -147,6 +147,7 @@ export function createSessionService(options: SessionServiceOptions) {
     const subscribers = new Set<EventListener>();
     // Subscribers come and go while a run streams; one that throws never keeps an event from the others.
     const publish = (event: RuntimeEvent) => {
+      if (subscribers.size === 0) return;
       for (const listener of subscribers) {
         try {
           listener(event);
