@@ -12,6 +12,8 @@ import { startFakeProvider, type FakeTurn } from "../test/support/fake-provider.
 import { median } from "./stats.ts";
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 12);
+// Another build to compare with (e.g. a checkout of an older commit): BENCH_ZERO_BIN=/path/bin/zero.
+const BIN = process.env.BENCH_ZERO_BIN ?? ZERO_BIN;
 const STEPS = Number(process.env.BENCH_STEPS ?? 50);
 
 
@@ -37,13 +39,19 @@ try {
     fake.script(script(turn));
     const args = turn === 1 ? ["run", `turn ${turn}`] : ["run", "--resume", "latest", `turn ${turn}`];
     const started = performance.now();
-    const proc = Bun.spawn([ZERO_BIN, ...args], { env: sandbox.env, cwd: sandbox.workspace, stdout: "ignore", stderr: "pipe" });
+    const proc = Bun.spawn([BIN, ...args], { env: sandbox.env, cwd: sandbox.workspace, stdout: "ignore", stderr: "pipe" });
     const code = await proc.exited;
     const wallMs = performance.now() - started;
     if (code !== 0) throw new Error(`turn ${turn} exited ${code}: ${await new Response(proc.stderr).text()}`);
     const gaps = fake.requests.slice(1).map((r, j) => r.receivedAt - fake.requests[j]!.answeredAt!);
 
     const db = new Database(databaseOf(sandbox.stateHome), { readonly: true });
+    if (db.query("SELECT name FROM sqlite_master WHERE name = 'messages'").get() === null) {
+      // A build from before message rows: wall and per-step figures only.
+      db.close();
+      turns.push({ turn, wallMs, gapMs: median(gaps), bytesPerStep: Number.NaN, wholeHistoryBytesPerStep: Number.NaN });
+      continue;
+    }
     const run = db.query("SELECT id FROM runs ORDER BY started_at DESC, rowid DESC LIMIT 1").get() as { id: string };
     const sum = (sql: string) => (db.query(sql).get(run.id) as { n: number | null }).n ?? 0;
     const written =
