@@ -31,7 +31,7 @@ import { UsageError, errorMessage } from "../util/errors.ts";
 import { setSafeTimeout } from "../util/timers.ts";
 import { createEmitter, type EventListener } from "./emitter.ts";
 import { createEventRedaction } from "./event-redaction.ts";
-import { createCampaign, eventStamp } from "./run-context.ts";
+import { createCampaign, eventStamp, type Campaign } from "./run-context.ts";
 import { buildToolSet, coreToolSource, type ToolSource } from "./tool-sources.ts";
 import { networkAccessFor, webSearchAccessFor } from "./network.ts";
 import { createRunRecorder, titleFrom, type CheckpointMeta } from "./recorder.ts";
@@ -64,7 +64,12 @@ export type RunRequest = {
   continuation?: Continuation;
   /** Where the run's tools come from (default: the core tools). */
   toolSources?: readonly ToolSource[];
+  /** Set for a child run: who started it, and the campaign it charges (delegation fills this). */
+  parent?: ParentLink;
 };
+
+/** A child run's link to its parent: its events name parent and root, and it spends the root's campaign. */
+export type ParentLink = { runId: string; rootId: string; depth: number; campaign: Campaign };
 
 /** What the session hands a prepared run when its turn comes (the session is claimed by then). */
 export type RunExecution = {
@@ -203,8 +208,8 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
   const runRow = (sessionId: string, deadline: Date): RunRow => ({
     id: runId,
     sessionId,
-    rootId: runId,
-    parentId: null,
+    rootId: request.parent?.rootId ?? runId,
+    parentId: request.parent?.runId ?? null,
     task: request.task,
     agent: agent.name,
     modelAlias: model.alias,
@@ -212,7 +217,7 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
     apiModel: model.model,
     status: "running",
     reason: null,
-    depth: 0,
+    depth: request.parent ? request.parent.depth + 1 : 0,
     workspace: roots.workspace,
     permissionMode,
     workDepth,
@@ -233,7 +238,7 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
     const deadline = continuation?.kind === "run" ? new Date(continuation.meta.deadline) : new Date(Date.now() + timeoutMs);
     const store = execution.store;
     const recorder = store ? createRunRecorder(store, runRow(sessionId, deadline), { surface: request.surface, title: titleFrom(request.task) }, execution.stored) : undefined;
-    const place = { parentId: null, rootId: runId };
+    const place = { parentId: request.parent?.runId ?? null, rootId: request.parent?.rootId ?? runId };
     const stamp = eventStamp(place);
     const emit = createEmitter(runId, execution.listeners, {
       startSequence: continuation?.kind === "run" ? continuation.lastSequence : 0,
@@ -242,10 +247,13 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
       transform: createEventRedaction(execution.redactor).apply,
       ...(stamp ? { stamp } : {}),
     });
-    const campaign = createCampaign(
-      { steps: null, toolCalls: null, tokens: null, runs: null, deadline },
-      continuation?.kind === "run" ? { steps: continuation.meta.steps, toolCalls: continuation.meta.toolCalls, tokens: continuation.meta.usage.totalTokens } : {},
-    );
+    // A root run opens its campaign; a child charges its root's (one object, shared).
+    const campaign =
+      request.parent?.campaign ??
+      createCampaign(
+        { steps: null, toolCalls: null, tokens: null, runs: null, deadline },
+        continuation?.kind === "run" ? { steps: continuation.meta.steps, toolCalls: continuation.meta.toolCalls, tokens: continuation.meta.usage.totalTokens } : {},
+      );
     const checkpointMeta = (snapshot: { usage: Usage; steps: number; toolCalls: number }): CheckpointMeta => ({
       mode: "agent",
       surface: request.surface,
@@ -276,8 +284,8 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
       emit({
         type: "run.started",
         sessionId,
-        rootRunId: runId,
-        parentRunId: null,
+        rootRunId: place.rootId,
+        parentRunId: place.parentId,
         surface: request.surface,
         task: request.task,
         agent: agent.name,
@@ -286,7 +294,7 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
         roots: roots.roots.map((r) => r.path),
         permissionMode,
         workDepth,
-        depth: 0,
+        depth: request.parent ? request.parent.depth + 1 : 0,
         reasoningEffort: overrides.reasoningEffort ?? model.reasoningEffort ?? null,
         speed: overrides.speed ?? model.speed ?? null,
         budgets: { ...limits, maxTokens: limits.maxTokens ?? null, timeoutMs, deadline: deadline.toISOString() },
