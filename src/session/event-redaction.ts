@@ -2,33 +2,54 @@ import type { EventBody } from "../protocol/events.ts";
 import type { Redactor } from "../security/redact.ts";
 
 const isSpace = (char: string | undefined) => char === " " || char === "\n" || char === "\t";
+/** Characters a token, key or password can be made of: a forced cut never falls between two of them. */
+const isTokenChar = (char: string | undefined) => char !== undefined && /[A-Za-z0-9_\-+/=.~:@%]/.test(char);
 
 /** How much streamed text may be held back waiting for a word boundary. */
-const MAX_HELD_CHARS = 512;
+const MAX_HELD_CHARS = 4096;
+/**
+ * How much already-released text a new piece is checked together with: rules that need context
+ * (an `Authorization: Bearer` header, `password: "…"`, a private key's BEGIN line and body) match
+ * across whitespace, so each piece is redacted with what came before it.
+ */
+const CONTEXT_CHARS = 8192;
+/** A long base64-like run: what a private key body line looks like (the cheap pre-check misses orphan bodies). */
+const BASE64_RUN = /[A-Za-z0-9+/=]{40,}/;
 
 /**
- * Streamed deltas, redacted as a whole but released as they came: deltas are
- * held until a word boundary has passed (a secret never spans whitespace),
- * then the released ones are checked together. When nothing was redacted they
- * go out with their own boundaries, exactly as the provider sent them; when
- * something was, they go out merged, redacted.
+ * Streamed deltas, redacted with their context but released as they came:
+ * deltas are held until a word boundary has passed, then checked together with
+ * the text released before them in this step. When nothing in them was redacted
+ * they go out with their own boundaries, exactly as the provider sent them;
+ * when something was, what follows the part already shown goes out, redacted.
  */
 function createDeltaRedaction(redactor: Redactor) {
   let held: string[] = [];
+  let recent = ""; // raw text already released in this step (its last CONTEXT_CHARS)
   const release = (count: number): string[] => {
     const out = held.slice(0, count);
     held = held.slice(count);
     if (out.length === 0) return [];
-    const joined = out.join("");
-    const redacted = redactor.redact(joined);
-    return redacted.count === 0 ? out : [redacted.text];
+    const group = out.join("");
+    const context = recent;
+    recent = (recent + group).slice(-CONTEXT_CHARS);
+    const whole = context + group;
+    if (!redactor.mayContainSecrets(whole) && !BASE64_RUN.test(whole)) return out;
+    const shown = redactor.redact(context).text;
+    const after = redactor.redact(whole).text;
+    if (after === shown + group) return out;
+    // Emit only what follows the longest part both agree on: a secret that began in text
+    // already shown may repeat a few characters, but never appears.
+    let common = 0;
+    while (common < shown.length && common < after.length && shown[common] === after[common]) common++;
+    const text = after.slice(common);
+    return text === "" ? [] : [text];
   };
   return {
     push(delta: string): string[] {
       held.push(delta);
       const joined = held.join("");
       const boundary = Math.max(joined.lastIndexOf(" "), joined.lastIndexOf("\n"), joined.lastIndexOf("\t"));
-      if (boundary === -1) return joined.length > MAX_HELD_CHARS ? release(held.length) : [];
       // Whole deltas that end at a word boundary (whitespace on either side of their end) are safe to release.
       let count = 0;
       let end = 0;
@@ -37,10 +58,22 @@ function createDeltaRedaction(redactor: Redactor) {
         if (end > boundary + 1) break;
         if (isSpace(joined[end - 1]) || isSpace(joined[end])) count = index + 1;
       }
-      if (count === 0 && joined.length > MAX_HELD_CHARS) count = held.length;
+      if (count === 0 && joined.length > MAX_HELD_CHARS) {
+        // Too long without a boundary: cut where no token continues across the cut, else keep the last delta back.
+        end = 0;
+        for (const [index, piece] of held.entries()) {
+          end += piece.length;
+          if (index < held.length - 1 && !(isTokenChar(joined[end - 1]) && isTokenChar(joined[end]))) count = index + 1;
+        }
+        if (count === 0) count = Math.max(1, held.length - 1);
+      }
       return release(count);
     },
     flush: (): string[] => release(held.length),
+    /** A new step: its text is checked on its own. */
+    reset() {
+      recent = "";
+    },
   };
 }
 
@@ -99,11 +132,17 @@ export function createEventRedaction(redactor: Redactor) {
       if (body.type === "message.delta" || body.type === "reasoning.delta") {
         if (body.step !== lastStep) {
           const held = flush();
+          text.reset();
+          reasoning.reset();
           lastStep = body.step;
           if (held.length > 0) return [...held, ...this.apply(body)];
         }
         lastStep = body.step;
-        if (body.type === "reasoning.delta") return reasoning.push(body.text).map((released) => ({ ...body, text: released }));
+        if (body.type === "reasoning.delta") {
+          // Text still held came first: it goes out before the reasoning that follows it.
+          const said = text.flush().map((held): EventBody => ({ type: "message.delta", step: lastStep, text: held }));
+          return [...said, ...reasoning.push(body.text).map((released) => ({ ...body, text: released }))];
+        }
         // Reasoning still held came first: it goes out before the answer text.
         const thought = reasoning.flush().map((held): EventBody => ({ type: "reasoning.delta", step: lastStep, text: held }));
         return [...thought, ...text.push(body.text).map((released) => ({ ...body, text: released }))];

@@ -46,6 +46,9 @@ export type RunRecorder = {
 export function createRunRecorder(store: Store, run: RunRow, session: { surface: SessionSurface; title: string }, stored: readonly Message[]): RunRecorder {
   let failed: string | undefined;
   const persisted: Message[] = [...stored];
+  // Rows past what stays (an interrupted step's) are replaced by the first write, in its own
+  // transaction, never dropped ahead of it: a crash before that write loses nothing.
+  let truncateFrom: number | undefined = stored.length;
   const guard = (action: () => void) => {
     if (failed !== undefined) return;
     try {
@@ -60,7 +63,6 @@ export function createRunRecorder(store: Store, run: RunRow, session: { surface:
     if (!store.getSession(run.sessionId)) {
       store.createSession({ id: run.sessionId, surface: session.surface, workspace: run.workspace, title: session.title, createdAt: run.startedAt });
     }
-    store.truncateMessages(run.sessionId, persisted.length);
     if (store.getRun(run.id)) store.updateRun(run.id, { status: "running", reason: null, endedAt: null, pid: process.pid });
     else store.createRun(run);
     store.touchSession(run.sessionId, run.startedAt);
@@ -81,7 +83,8 @@ export function createRunRecorder(store: Store, run: RunRow, session: { surface:
   }
   function sync(history: readonly Message[]): void {
     const writes = changes(history);
-    store.writeMessages(run.sessionId, run.id, writes);
+    store.writeMessages(run.sessionId, run.id, writes, truncateFrom);
+    truncateFrom = undefined;
     remember(history, writes);
   }
 
@@ -105,8 +108,9 @@ export function createRunRecorder(store: Store, run: RunRow, session: { surface:
             messageCount: history.length,
             meta: meta as unknown as Record<string, unknown>,
           },
-          { messages: writes, run: { usage: { ...meta.usage }, steps: meta.steps, toolCalls: meta.toolCalls } },
+          { messages: writes, run: { usage: { ...meta.usage }, steps: meta.steps, toolCalls: meta.toolCalls }, ...(truncateFrom !== undefined ? { truncateFrom } : {}) },
         );
+        truncateFrom = undefined;
         remember(history, writes);
       });
     },

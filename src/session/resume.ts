@@ -1,6 +1,7 @@
 import type { EffectiveConfig } from "../config/schema.ts";
 import { toolCallsOf, toolResultMessage, type AssistantMessage, type Message } from "../protocol/messages.ts";
 import type { Checkpoint, RunRow, SessionSurface, Store } from "../store/store.ts";
+import { StoreError } from "../store/errors.ts";
 import { UsageError } from "../util/errors.ts";
 import { CHECKPOINT_VERSION, type CheckpointMeta } from "./recorder.ts";
 
@@ -89,6 +90,11 @@ export function resolveRunResume(storeOrNone: Store | undefined, ref: string, ct
   if (run.parentId !== null) throw new UsageError(`${what} is a child run; only root runs can be continued`);
   const session = store.getSession(run.sessionId);
   if (session && session.surface !== ctx.surface) throw new UsageError(`${what} was started from the ${session.surface} surface`);
+  const latest = store.latestRootRun(run.sessionId);
+  if (latest && latest.id !== run.id) {
+    // Continuing it would rewrite the history the later run built on.
+    throw new UsageError(`${what} is not the latest run of session ${run.sessionId} (${latest.id} came after it); continue the session with --resume ${run.sessionId}`);
+  }
   const checkpoint = store.latestCheckpoint({ runId: run.id });
   // Killed before its first consistent point: continue from its task.
   const meta: CheckpointMeta = (checkpoint?.meta as unknown as CheckpointMeta | undefined) ?? {
@@ -125,6 +131,9 @@ export function loadHistory(
 ): { history: Message[]; stored: Message[] } {
   const count = checkpoint?.messageCount ?? 0;
   const all = store.loadMessages(sessionId);
+  if (all.length < count) {
+    throw new StoreError("malformed", `session ${sessionId} has ${all.length} messages, but its last checkpoint covers ${count}; its history is incomplete`);
+  }
   const stored = all.slice(0, count);
   const tail = all.slice(count);
   const history = [...stored];

@@ -144,6 +144,9 @@ export function createSessionService(options: SessionServiceOptions) {
     // Without storage the conversation lives here, for the life of the process.
     let memory: Message[] = [];
     const controllers = new Set<AbortController>();
+    // This session object's claim token: another object for the same session (in this process
+    // or another) waits for it rather than sharing it.
+    const owner = { pid: process.pid, token: `${process.pid}:${crypto.randomUUID()}` };
     const subscribers = new Set<EventListener>();
     // Subscribers come and go while a run streams; one that throws never keeps an event from the others.
     const publish = (event: RuntimeEvent) => {
@@ -195,6 +198,8 @@ export function createSessionService(options: SessionServiceOptions) {
         ...(continuation ? { continuation } : {}),
         ...(options.toolSources ? { toolSources: options.toolSources } : {}),
       });
+      // Cancelled while preparing: nothing was written yet, and nothing will be.
+      if (controller.signal.aborted) throw new RunCancelledBeforeStart();
       const cancelRun = () => prepared.cancel();
       controller.signal.addEventListener("abort", cancelRun, { once: true });
       if (controller.signal.aborted) prepared.cancel();
@@ -204,10 +209,8 @@ export function createSessionService(options: SessionServiceOptions) {
         let history: Message[] = store ? [] : memory;
         let stored: Message[] = [];
         if (store) {
-          if (!store.getSession(id)) {
-            store.createSession({ id, surface: options.surface, workspace: options.workspace, title: titleFrom(task), createdAt: new Date().toISOString() });
-          }
-          release = await claimSession(store, id, { signal: controller.signal, pollMs: options.claimPollMs ?? 100, log: options.log });
+          ensureSession(store, { id, surface: options.surface, workspace: options.workspace, title: titleFrom(task), createdAt: new Date().toISOString() });
+          release = await claimSession(store, id, { owner, signal: controller.signal, pollMs: options.claimPollMs ?? 100, log: options.log });
           if (continuation?.kind === "run" && !store.claimInterruptedRun(continuation.run.id, process.pid)) {
             throw new UsageError(`run ${continuation.run.id} was just taken by another process`);
           }
@@ -285,12 +288,22 @@ export type SessionService = ReturnType<typeof createSessionService>;
  */
 function historyFor(store: Store, sessionId: string, continuation: Continuation | undefined): { history: Message[]; stored: Message[] } {
   if (continuation?.kind !== "run") return loadHistory(store, sessionId, store.latestCheckpoint({ sessionId }));
-  const own = store.latestCheckpoint({ runId: continuation.run.id });
+  const run = continuation.run;
+  const own = store.latestCheckpoint({ runId: run.id });
   const loaded = loadHistory(store, sessionId, own ?? store.latestCheckpoint({ sessionId }), { continuingRun: true });
-  if (!own && !loaded.history.slice(loaded.stored.length).some((message) => message.role === "user")) {
-    loaded.history.push(userMessage(continuation.run.task));
-  }
+  // Its task is restored when nothing the run wrote survived (killed during its first request).
+  if (!own && !store.hasMessagesOf(sessionId, run.id)) loaded.history.push(userMessage(run.task));
   return loaded;
+}
+
+/** Creates the session row unless it exists (two processes may create the same named session at once). */
+function ensureSession(store: Store, row: Parameters<Store["createSession"]>[0]): void {
+  if (store.getSession(row.id)) return;
+  try {
+    store.createSession(row);
+  } catch (error) {
+    if (!store.getSession(row.id)) throw error;
+  }
 }
 
 /** A session id that belongs to another surface (or workspace): refused, never taken over. */

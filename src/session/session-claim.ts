@@ -1,4 +1,4 @@
-import type { Store } from "../store/store.ts";
+import type { SessionOwner, Store } from "../store/store.ts";
 
 /** A turn cancelled before it began (queued, or waiting for its session): nothing ran, nothing was written. */
 export class RunCancelledBeforeStart extends Error {
@@ -15,12 +15,20 @@ export class RunCancelledBeforeStart extends Error {
 export async function claimSession(
   store: Store,
   sessionId: string,
-  options: { signal: AbortSignal; pollMs: number; log?: ((line: string) => void) | undefined },
+  options: { owner: SessionOwner; signal: AbortSignal; pollMs: number; log?: ((line: string) => void) | undefined },
 ): Promise<() => void> {
   let told = false;
   for (;;) {
-    const claim = store.claimSession(sessionId, process.pid);
-    if (claim.ok) return () => store.releaseSession(sessionId, process.pid);
+    const claim = store.claimSession(sessionId, options.owner);
+    if (claim.ok) {
+      return () => {
+        try {
+          store.releaseSession(sessionId, options.owner);
+        } catch {
+          // A store too busy to release: the claim is ours and ends with this process anyway.
+        }
+      };
+    }
     if (!told) {
       options.log?.(`zero: session ${sessionId} is running in another process (pid ${claim.ownerPid}); waiting for it to finish\n`);
       told = true;

@@ -24,6 +24,7 @@ function prepare(db: Database) {
       "SELECT position, body FROM messages WHERE session_id = :sessionId AND position < :before ORDER BY position",
     ),
     count: q<{ n: number }>("SELECT count(*) AS n FROM messages WHERE session_id = :sessionId"),
+    ofRun: q<{ one: number }>("SELECT 1 AS one FROM messages WHERE session_id = :sessionId AND run_id = :runId LIMIT 1"),
   };
 }
 
@@ -33,8 +34,11 @@ export function sessionMessages(db: Database, now: () => Date) {
   // Prepared on first use: a store opened with older test migrations never needs them.
   let statements: ReturnType<typeof prepare> | undefined;
   const st = () => (statements ??= prepare(db));
-  const write = db.transaction((sessionId: string, runId: string, writes: MessageWrite[]) => {
+  const write = db.transaction((sessionId: string, runId: string, writes: MessageWrite[], truncateFrom: number | undefined) => {
     const s = st();
+    // Rows an interrupted step left past the history are dropped in the same commit that
+    // replaces them: a crash in between never loses what was on disk.
+    if (truncateFrom !== undefined) s.truncate.run({ sessionId, from: truncateFrom });
     let bytes = 0;
     const createdAt = now().toISOString();
     for (const { position, message } of writes) {
@@ -46,12 +50,12 @@ export function sessionMessages(db: Database, now: () => Date) {
   });
   return {
     /** Writes messages at their positions (new ones and replaced ones) in one transaction; returns the bytes written. */
-    write(sessionId: string, runId: string, writes: MessageWrite[]): number {
-      if (writes.length === 0) return 0;
-      return write.immediate(sessionId, runId, writes);
+    write(sessionId: string, runId: string, writes: MessageWrite[], truncateFrom?: number): number {
+      if (writes.length === 0 && truncateFrom === undefined) return 0;
+      return write.immediate(sessionId, runId, writes, truncateFrom);
     },
-    truncate(sessionId: string, from: number): void {
-      st().truncate.run({ sessionId, from });
+    hasRowsOf(sessionId: string, runId: string): boolean {
+      return st().ofRun.get({ sessionId, runId }) !== null;
     },
     /** Messages at positions below `before` (all when absent), validated. */
     load(sessionId: string, before = Number.MAX_SAFE_INTEGER): Message[] {

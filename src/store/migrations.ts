@@ -111,8 +111,10 @@ export const MIGRATIONS: readonly Migration[] = [
       )`);
       // A checkpoint now marks how many messages of its session are consistent; null = none.
       db.run("ALTER TABLE checkpoints ADD COLUMN message_count INTEGER");
-      // The process that runs the session now (one run per session, across processes).
+      // Who runs the session now (one run per session, across processes): a pid to tell a
+      // dead holder, and a token unique to the holder, which alone may release the claim.
       db.run("ALTER TABLE sessions ADD COLUMN owner_pid INTEGER");
+      db.run("ALTER TABLE sessions ADD COLUMN owner_token TEXT");
       moveHistoriesToRows(db);
     },
   },

@@ -308,8 +308,9 @@ describe("messages and checkpoints", () => {
     const bytes = store.writeMessages(id, runRow().id, [{ position: 1, message: settled }]);
     expect(bytes).toBe(JSON.stringify(settled).length);
     expect(store.loadMessages(id)[1]).toEqual(settled);
-    store.truncateMessages(id, 1);
-    expect(store.loadMessages(id)).toEqual(history.slice(0, 1));
+    // Truncation happens in the same transaction as the writes that follow it.
+    store.writeMessages(id, runRow().id, [{ position: 1, message: settled }], 1);
+    expect(store.loadMessages(id)).toEqual([history[0]!, settled]);
   });
 
   test("a malformed stored message is refused with where and what", () => {
@@ -370,22 +371,26 @@ describe("messages and checkpoints", () => {
 });
 
 describe("session owners", () => {
-  test("one live process owns a session; a dead owner's claim is taken over; release frees it", () => {
+  test("one live holder owns a session; a dead holder's claim is taken over; only the holder's release frees it", () => {
     const alive = new Set<number>([4242]);
     const store = storeIn(dirs.make(), { isAlive: (pid) => alive.has(pid) });
     store.createSession(sessionRow());
     const id = sessionRow().id;
-    expect(store.claimSession(id, 4242)).toEqual({ ok: true });
-    expect(store.claimSession(id, 4242)).toEqual({ ok: true }); // already ours
-    expect(store.claimSession(id, 777)).toEqual({ ok: false, ownerPid: 4242 });
-    alive.delete(4242); // the owner died without releasing
-    expect(store.claimSession(id, 777)).toEqual({ ok: true });
+    const a = { pid: 4242, token: "a" };
+    const b = { pid: 777, token: "b" };
+    expect(store.claimSession(id, a)).toEqual({ ok: true });
+    expect(store.claimSession(id, a)).toEqual({ ok: true }); // already ours
+    expect(store.claimSession(id, b)).toEqual({ ok: false, ownerPid: 4242 });
+    // The same pid with another token (another session object, pid 1 in another container) waits too.
+    expect(store.claimSession(id, { pid: 4242, token: "a2" })).toEqual({ ok: false, ownerPid: 4242 });
+    alive.delete(4242); // the holder died without releasing
+    expect(store.claimSession(id, b)).toEqual({ ok: true });
     alive.add(777);
-    store.releaseSession(id, 4242); // a stale release changes nothing
-    expect(store.claimSession(id, 999)).toEqual({ ok: false, ownerPid: 777 });
-    store.releaseSession(id, 777);
-    expect(store.claimSession(id, 999)).toEqual({ ok: true });
-    expect(() => store.claimSession("nope", 1)).toThrow("no session nope");
+    store.releaseSession(id, a); // a stale release changes nothing
+    expect(store.claimSession(id, { pid: 999, token: "c" })).toEqual({ ok: false, ownerPid: 777 });
+    store.releaseSession(id, b);
+    expect(store.claimSession(id, { pid: 999, token: "c" })).toEqual({ ok: true });
+    expect(() => store.claimSession("nope", a)).toThrow("no session nope");
   });
 });
 

@@ -6,7 +6,7 @@ import { StoreError } from "./errors.ts";
 import { hostResultRetention, hostResults, type HostResultRow } from "./host-results.ts";
 import { sessionMessages, type MessageWrite } from "./messages.ts";
 import type { Migration } from "./migrations.ts";
-import { sessionOwners, type SessionClaim } from "./session-owner.ts";
+import { sessionOwners, type SessionClaim, type SessionOwner } from "./session-owner.ts";
 import type { RuntimeEvent } from "../protocol/events.ts";
 import type { Message } from "../protocol/messages.ts";
 import {
@@ -25,7 +25,7 @@ import {
 } from "./records.ts";
 
 export type { MessageWrite } from "./messages.ts";
-export type { SessionClaim } from "./session-owner.ts";
+export type { SessionClaim, SessionOwner } from "./session-owner.ts";
 export type { Checkpoint, RunPatch, RunRow, SessionRow, SessionSurface } from "./records.ts";
 export { DEFAULT_HOST_RESULT_RETENTION_MS, type HostResultRow } from "./host-results.ts";
 
@@ -60,20 +60,24 @@ export type Store = {
   /** Every event of a session's runs after the given store order (0: all), in stored order. */
   eventsOfSession(sessionId: string, after: number): RuntimeEvent[];
   /** Writes messages of a session at their positions (appended or replaced); returns the bytes written. */
-  writeMessages(sessionId: string, runId: string, writes: MessageWrite[]): number;
-  /** Drops the session's messages from `from` on (what an interrupted step left past its checkpoint). */
-  truncateMessages(sessionId: string, from: number): void;
+  /** `truncateFrom`: first, in the same transaction, drop the rows from that position on. */
+  writeMessages(sessionId: string, runId: string, writes: MessageWrite[], truncateFrom?: number): number;
   /** The session's messages below position `before` (all when absent), validated. */
   loadMessages(sessionId: string, before?: number): Message[];
   messageCount(sessionId: string): number;
   /** Takes the session for this process (one run at a time per session, across processes). */
-  claimSession(sessionId: string, pid: number): SessionClaim;
-  releaseSession(sessionId: string, pid: number): void;
+  claimSession(sessionId: string, owner: SessionOwner): SessionClaim;
+  /** Frees the claim `owner` took (and nothing else). */
+  releaseSession(sessionId: string, owner: SessionOwner): void;
+  /** The newest root run of a session (by start). */
+  latestRootRun(sessionId: string): RunRow | undefined;
+  /** Whether a run wrote any message of its session. */
+  hasMessagesOf(sessionId: string, runId: string): boolean;
   /**
    * Stores a checkpoint marker; with `step`, in the same transaction, the messages the step
    * wrote and the run's progress (one commit per step instead of three).
    */
-  saveCheckpoint(checkpoint: Checkpoint, step?: { messages: MessageWrite[]; run: RunPatch }): void;
+  saveCheckpoint(checkpoint: Checkpoint, step?: { messages: MessageWrite[]; run: RunPatch; truncateFrom?: number }): void;
   latestCheckpoint(filter: { sessionId?: string; runId?: string }): Checkpoint | undefined;
   /** Stores a completed host request (replacing one under the same key) and, in the same transaction, deletes expired ones. */
   saveHostResult(row: HostResultRow): void;
@@ -153,6 +157,9 @@ function prepareStatements(db: Database) {
        WHERE r.workspace = :workspace AND r.status = 'interrupted' AND r.parent_id IS NULL
          AND (:surface IS NULL OR s.surface = :surface)
        ORDER BY r.started_at DESC, r.rowid DESC LIMIT :limit`,
+    ),
+    latestRootRun: q<RunRecord>(
+      `SELECT ${RUN_COLUMNS} FROM runs r WHERE r.session_id = :sessionId AND r.parent_id IS NULL ORDER BY r.started_at DESC, r.rowid DESC LIMIT 1`,
     ),
     runningRuns: q<{ id: string; pid: number }>("SELECT id, pid FROM runs WHERE status = 'running'"),
     // A run whose terminal event is stored but whose row was not updated (a crash in between) ended.
@@ -300,9 +307,9 @@ export function openStore(options: OpenStoreOptions): { store: Store; notices: s
     if (typeof patch.endedAt === "string") s.touchSessionOfRun.run({ runId: id, at: patch.endedAt });
   });
 
-  const saveCheckpoint = db.transaction((checkpoint: Checkpoint, meta: string, step: { messages: MessageWrite[]; run: RunPatch } | undefined) => {
+  const saveCheckpoint = db.transaction((checkpoint: Checkpoint, meta: string, step: { messages: MessageWrite[]; run: RunPatch; truncateFrom?: number } | undefined) => {
     if (step) {
-      bytesWritten += messages.write(checkpoint.sessionId, checkpoint.runId, step.messages);
+      bytesWritten += messages.write(checkpoint.sessionId, checkpoint.runId, step.messages, step.truncateFrom);
       updateRun(checkpoint.runId, step.run);
     }
     s.insertCheckpoint().run({
@@ -374,15 +381,11 @@ export function openStore(options: OpenStoreOptions): { store: Store; notices: s
       live();
       return s.eventsOf.all({ runId }).map((row) => JSON.parse(row.body) as Record<string, unknown>);
     },
-    writeMessages(sessionId, runId, writes) {
+    writeMessages(sessionId, runId, writes, truncateFrom) {
       live();
-      const bytes = messages.write(sessionId, runId, writes);
+      const bytes = messages.write(sessionId, runId, writes, truncateFrom);
       bytesWritten += bytes;
       return bytes;
-    },
-    truncateMessages(sessionId, from) {
-      live();
-      messages.truncate(sessionId, from);
     },
     loadMessages(sessionId, before) {
       live();
@@ -392,13 +395,22 @@ export function openStore(options: OpenStoreOptions): { store: Store; notices: s
       live();
       return messages.count(sessionId);
     },
-    claimSession(sessionId, pid) {
+    claimSession(sessionId, owner) {
       live();
-      return owners.claim(sessionId, pid);
+      return owners.claim(sessionId, owner);
     },
-    releaseSession(sessionId, pid) {
+    releaseSession(sessionId, owner) {
       live();
-      owners.release(sessionId, pid);
+      owners.release(sessionId, owner);
+    },
+    latestRootRun(sessionId) {
+      live();
+      const record = s.latestRootRun.get({ sessionId });
+      return record === null ? undefined : runFromRecord(record);
+    },
+    hasMessagesOf(sessionId, runId) {
+      live();
+      return messages.hasRowsOf(sessionId, runId);
     },
     eventsOfSession(sessionId, after) {
       live();

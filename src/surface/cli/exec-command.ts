@@ -15,6 +15,7 @@ import { createHumanPrinter } from "./human-output.ts";
 import { reportConfigNotices, type CliIo } from "./io.ts";
 import { RUN_OPTION_SPECS, resolveRunOptions } from "./run-options.ts";
 import { cliSessionService } from "./session-access.ts";
+import { RunCancelledBeforeStart } from "../../session/service.ts";
 import { stdinMayHaveData } from "./stdio.ts";
 
 const EXEC_OPTIONS = {
@@ -180,6 +181,7 @@ export async function execCommand(io: CliIo): Promise<number> {
     return outcome.exitCode;
   } catch (error) {
     if (error instanceof ExecFailure) return fail(error.code, error.message, error.exitCode);
+    if (error instanceof RunCancelledBeforeStart) return fail("cancelled", error.message, 130);
     if (error instanceof ConfigError || error instanceof StoreError) return fail("config_error", error.message, 2);
     if (error instanceof UsageError) return fail(error.message.includes("--") ? "invalid_input" : "config_error", error.message, 2);
     return fail("internal", errorMessage(error), 1);

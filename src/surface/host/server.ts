@@ -180,7 +180,8 @@ export function createHost(options: HostOptions) {
       terminal("ERROR", error);
     } catch (error) {
       if (state.answered) return;
-      if (error instanceof RunCancelledBeforeStart) return answerCanceled(request, state);
+      // A timeout while the turn waited for its session is a timeout, not a cancel.
+      if (error instanceof RunCancelledBeforeStart) return state.timedOut ? answerTimeout(request, state) : answerCanceled(request, state);
       if (error instanceof SessionRefused) {
         state.answered = true;
         options.write({ ...head("error", request.request_id, request.session_id, now()), error: { code: "INVALID_REQUEST", message: error.message, retryable: false } });
