@@ -119,6 +119,10 @@ export function createEventRedaction(redactor: Redactor) {
         return { ...body, error: { ...body.error, message: scrub(body.error.message) } } as EventBody;
       case "run.completed":
         return { ...body, text: scrub(body.text) };
+      case "tool.completed":
+        // A tool's own output was redacted by the tool contract; answers given before a tool ran
+        // (invalid input echoed by the SDK, a hook's reason) were not.
+        return body.status === "failed" || body.status === "denied" ? { ...body, output: scrub(body.output) } : body;
       case "guard.triggered":
         return { ...body, message: scrub(body.message) };
       default:

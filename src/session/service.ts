@@ -163,6 +163,7 @@ export function createSessionService(options: SessionServiceOptions) {
     const responder: ApprovalResponder | undefined = options.interactive
       ? (request, signal) =>
           new Promise<ApprovalAnswer>((resolve, reject) => {
+            if (signal.aborted) return reject(new Error("cancelled"));
             waiting.set(request.callId, { request: { ...request, sessionId: id }, resolve });
             signal.addEventListener("abort", () => {
               waiting.delete(request.callId);
@@ -209,7 +210,7 @@ export function createSessionService(options: SessionServiceOptions) {
         let history: Message[] = store ? [] : memory;
         let stored: Message[] = [];
         if (store) {
-          ensureSession(store, { id, surface: options.surface, workspace: options.workspace, title: titleFrom(task), createdAt: new Date().toISOString() });
+          ensureSession(store, { id, surface: options.surface, workspace: options.workspace, title: redactor.redact(titleFrom(task)).text, createdAt: new Date().toISOString() });
           release = await claimSession(store, id, { owner, signal: controller.signal, pollMs: options.claimPollMs ?? 100, log: options.log });
           if (continuation?.kind === "run" && !store.claimInterruptedRun(continuation.run.id, process.pid)) {
             throw new UsageError(`run ${continuation.run.id} was just taken by another process`);
