@@ -200,7 +200,7 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
   // A resumed run keeps its absolute deadline; a passed one stops it at once.
   const timeoutMs =
     continuation?.kind === "run"
-      ? Math.max(0, Date.parse(continuation.meta.deadline) - now.getTime())
+      ? Math.max(1, Date.parse(continuation.meta.deadline) - now.getTime())
       : Math.min(config.limits.runTimeoutMs, agent.timeoutMs ?? Number.POSITIVE_INFINITY);
   const controller = new AbortController();
   let abortReason: StopReason = "cancelled";
@@ -267,10 +267,17 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
       steps: snapshot.steps,
       toolCalls: snapshot.toolCalls,
     });
+    // Measured now, not when prepared: the turn may have waited for its session. A deadline
+    // already passed stops the run before its first request.
+    const remainingMs = deadline.getTime() - Date.now();
+    if (remainingMs <= 0 && !controller.signal.aborted) {
+      abortReason = "deadline";
+      controller.abort();
+    }
     const timer = setSafeTimeout(() => {
       abortReason = "deadline";
       controller.abort();
-    }, timeoutMs);
+    }, Math.max(0, remainingMs));
     const limits = {
       maxSteps: agent.maxSteps ?? DEFAULT_MAX_STEPS,
       maxToolCalls: agent.maxToolCalls ?? EMERGENCY_TOOL_CALLS,

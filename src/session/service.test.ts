@@ -153,3 +153,15 @@ test("subscribe replays a session's stored events after a point, then goes on li
   expect(new Set(replayed.map((e) => e.runId)).size).toBe(2);
   unsubscribe();
 });
+
+test("an idle headless session is forgotten after its turn (a long-lived host does not grow); an interactive one is kept", async () => {
+  fake.script([{ text: "a" }, { text: "b" }]);
+  const headless = service({ surface: "host" });
+  const first = headless.open({ kind: "named", sessionId: "room-1" });
+  await first.send("hi").done;
+  expect(headless.open({ kind: "named", sessionId: "room-1" })).not.toBe(first);
+  const interactive = service({ interactive: true });
+  const kept = interactive.open({ kind: "new" });
+  await kept.send("hi").done;
+  expect(interactive.open({ kind: "named", sessionId: kept.id })).toBe(kept);
+});

@@ -237,7 +237,7 @@ export function createSessionService(options: SessionServiceOptions) {
       }
     }
 
-    return {
+    const session: Session = {
       id,
       send(task, sendOptions = {}) {
         const controller = new AbortController();
@@ -247,7 +247,14 @@ export function createSessionService(options: SessionServiceOptions) {
             if (controller.signal.aborted) throw new RunCancelledBeforeStart();
             return turn(task, sendOptions.listeners ?? [], sendOptions.hooks, controller);
           })
-          .finally(() => controllers.delete(controller));
+          .finally(() => {
+            controllers.delete(controller);
+            // An idle headless session holds nothing the store does not: forget it, so a long-lived
+            // host serving many session ids does not grow. (Without storage, its memory is the history.)
+            if (controllers.size === 0 && subscribers.size === 0 && !options.interactive && options.store.enabled && sessions.get(id) === session) {
+              sessions.delete(id);
+            }
+          });
         queue = done.catch(() => undefined);
         return { done, cancel: () => controller.abort() };
       },
@@ -272,9 +279,10 @@ export function createSessionService(options: SessionServiceOptions) {
       },
       close() {
         for (const controller of controllers) controller.abort();
-        sessions.delete(id);
+        if (sessions.get(id) === session) sessions.delete(id);
       },
     };
+    return session;
   }
 
   return { open, redactor };
