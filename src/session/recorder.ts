@@ -1,6 +1,7 @@
 import type { RuntimeEvent, Usage } from "../protocol/events.ts";
 import type { Message } from "../protocol/messages.ts";
 import type { MessageWrite, RunRow, SessionSurface, Store } from "../store/store.ts";
+import type { Redactor } from "../security/redact.ts";
 import { errorMessage } from "../util/errors.ts";
 
 /** Checkpoint format version: 2 = the history lives in message rows, the checkpoint is a marker. */
@@ -43,7 +44,13 @@ export type RunRecorder = {
  * (positions 0..n-1); rows past it were left by an interrupted step and are
  * replaced.
  */
-export function createRunRecorder(store: Store, run: RunRow, session: { surface: SessionSurface; title: string }, stored: readonly Message[]): RunRecorder {
+export function createRunRecorder(
+  store: Store,
+  run: RunRow,
+  session: { surface: SessionSurface; title: string },
+  stored: readonly Message[],
+  redactor?: Redactor,
+): RunRecorder {
   let failed: string | undefined;
   const persisted: Message[] = [...stored];
   // Rows past what stays (an interrupted step's) are replaced by the first write, in its own
@@ -76,6 +83,9 @@ export function createRunRecorder(store: Store, run: RunRow, session: { surface:
     }
     return writes;
   }
+  /** What goes to disk: the model's own text redacted (see storedForm). */
+  const toDisk = (writes: MessageWrite[]): MessageWrite[] =>
+    redactor ? writes.map(({ position, message }) => ({ position, message: storedForm(message, redactor) })) : writes;
 
   function remember(history: readonly Message[], writes: MessageWrite[]): void {
     for (const { position, message } of writes) persisted[position] = message;
@@ -83,7 +93,7 @@ export function createRunRecorder(store: Store, run: RunRow, session: { surface:
   }
   function sync(history: readonly Message[]): void {
     const writes = changes(history);
-    store.writeMessages(run.sessionId, run.id, writes, truncateFrom);
+    store.writeMessages(run.sessionId, run.id, toDisk(writes), truncateFrom);
     truncateFrom = undefined;
     remember(history, writes);
   }
@@ -108,7 +118,7 @@ export function createRunRecorder(store: Store, run: RunRow, session: { surface:
             messageCount: history.length,
             meta: meta as unknown as Record<string, unknown>,
           },
-          { messages: writes, run: { usage: { ...meta.usage }, steps: meta.steps, toolCalls: meta.toolCalls }, ...(truncateFrom !== undefined ? { truncateFrom } : {}) },
+          { messages: toDisk(writes), run: { usage: { ...meta.usage }, steps: meta.steps, toolCalls: meta.toolCalls }, ...(truncateFrom !== undefined ? { truncateFrom } : {}) },
         );
         truncateFrom = undefined;
         remember(history, writes);
@@ -121,6 +131,37 @@ export function createRunRecorder(store: Store, run: RunRow, session: { surface:
     },
     failure: () => failed,
   };
+}
+
+/**
+ * A model message as it is stored: secrets in the model's own text, unsigned reasoning and tool
+ * call arguments redacted, like everything the run emits (the model repeating a key it was given
+ * must not leave it on disk). Reasoning that carries provider data (a thinking signature,
+ * encrypted reasoning) stays exact: the provider checks it on the next request, and zero's tools
+ * only ever showed the model redacted text, so a secret can reach it only from the user's task.
+ */
+export function storedForm(message: Message, redactor: Redactor): Message {
+  if (message.role !== "assistant") return message;
+  let changed = false;
+  const scrub = (text: string) => {
+    const redacted = redactor.redact(text);
+    if (redacted.count > 0) changed = true;
+    return redacted.text;
+  };
+  const deep = (value: unknown): unknown =>
+    typeof value === "string"
+      ? scrub(value)
+      : Array.isArray(value)
+        ? value.map(deep)
+        : value !== null && typeof value === "object"
+          ? Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([key, item]) => [key, deep(item)]))
+          : value;
+  const parts = message.parts.map((part) => {
+    if (part.type === "text" || (part.type === "reasoning" && !part.provider)) return { ...part, text: scrub(part.text) };
+    if (part.type === "tool-call") return { ...part, input: deep(part.input) };
+    return part;
+  });
+  return changed ? { role: "assistant", parts } : message;
 }
 
 /** A short session title from the first task. */

@@ -237,7 +237,7 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
     const startedAt = performance.now();
     const deadline = continuation?.kind === "run" ? new Date(continuation.meta.deadline) : new Date(Date.now() + timeoutMs);
     const store = execution.store;
-    const recorder = store ? createRunRecorder(store, runRow(sessionId, deadline), { surface: request.surface, title: execution.redactor.redact(titleFrom(request.task)).text }, execution.stored) : undefined;
+    const recorder = store ? createRunRecorder(store, runRow(sessionId, deadline), { surface: request.surface, title: execution.redactor.redact(titleFrom(request.task)).text }, execution.stored, execution.redactor) : undefined;
     const place = { parentId: request.parent?.runId ?? null, rootId: request.parent?.rootId ?? runId };
     const stamp = eventStamp(place);
     const emit = createEmitter(runId, execution.listeners, {

@@ -500,6 +500,8 @@ describe("5) invalid requests", () => {
       expect(error.error.message.length).toBeGreaterThan(0);
     }
     expect(errors[0]!.error.message).toContain("protocol_version");
+    // A malformed line says where it stopped being JSON, and shows what was there.
+    expect(errors[1]!.error.message).toBe('input line 2: malformed JSON: InvalidSymbol at character 2 (near "{bad json"); each line must be one JSON object');
     expect(errors[2]!.error.message).toContain("dance");
     expect(errors[3]!.error.message).toContain("prompt");
     expect(errors[4]!.error.message).toContain("target_request_id");

@@ -1,3 +1,4 @@
+import { parse as parseJsonc, printParseErrorCode, type ParseError } from "jsonc-parser";
 import type { RuntimeEvent } from "../../protocol/events.ts";
 
 const REQUIRED: Record<string, string[]> = {
@@ -43,4 +44,15 @@ export function hostEventFor(event: RuntimeEvent): { type: string; payload: Reco
     default:
       return undefined;
   }
+}
+
+/** Where a line stops being JSON and what was found there, with a short excerpt around it. */
+export function describeJsonError(line: string): string {
+  const errors: ParseError[] = [];
+  parseJsonc(line, errors, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
+  const first = errors[0];
+  if (!first) return "not a JSON value";
+  const from = Math.max(0, first.offset - 20);
+  const excerpt = line.slice(from, first.offset + 20);
+  return `${printParseErrorCode(first.error)} at character ${first.offset + 1} (near ${JSON.stringify(excerpt)})`;
 }

@@ -19,7 +19,7 @@ import type { Store } from "../../store/store.ts";
 import { errorMessage } from "../../util/errors.ts";
 import { lineKind, type InputLine } from "../../util/lines.ts";
 import { setSafeTimeout } from "../../util/timers.ts";
-import { describeRequestProblem, hostEventFor } from "./messages.ts";
+import { describeJsonError, describeRequestProblem, hostEventFor } from "./messages.ts";
 
 export type HostOptions = {
   /** Every run goes through the session service (opened with surface "host"). */
@@ -289,7 +289,8 @@ export function createHost(options: HostOptions) {
       try {
         value = JSON.parse(line);
       } catch {
-        return invalid(null, null, "malformed JSON: each line must be one JSON object");
+        const where = typeof input === "string" ? "" : `input line ${input.number}: `;
+        return invalid(null, null, options.sessions.redactor.redact(`${where}malformed JSON: ${describeJsonError(line)}; each line must be one JSON object`).text);
       }
       const record = (value && typeof value === "object" ? value : {}) as Record<string, unknown>;
       const requestId = typeof record.request_id === "string" ? record.request_id : null;
