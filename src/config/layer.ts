@@ -33,6 +33,11 @@ export function readConfigLayer(file: string, source: Exclude<LayerSource, "defa
     const why = code === "ENOENT" ? "file not found" : code === "EISDIR" ? "is a directory, not a file" : (error as Error).message;
     throw new ConfigError(`cannot read configuration: ${why}`, { file });
   }
+  return parseConfigLayer(file, text, source);
+}
+
+/** Validates text already read from `file` (a project file is read once: the bytes hashed are the bytes parsed). */
+export function parseConfigLayer(file: string, text: string, source: Exclude<LayerSource, "defaults">): ConfigLayer {
   const validated = validateConfigFile(file, text, parseJsonc(file, text));
   const data = resolveRelativePaths(migrateToVersion2(validated), dirname(file));
   return { source, file, locate: createLocator(withoutBom(text)), data };

@@ -4,7 +4,7 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { makeSandbox, spawnZero } from "../../test/support/cli.ts";
 import { ConfigError } from "./errors.ts";
-import { isWorkspaceTrusted, readTrustedWorkspaces, trustFile, trustWorkspace } from "./trust.ts";
+import { contentHash, isWorkspaceTrusted, readTrustedWorkspaces, readTrustEntries, trustEntryFor, trustFile, trustWorkspace, untrustedContent } from "./trust.ts";
 
 const roots: string[] = [];
 afterEach(() => {
@@ -46,7 +46,49 @@ describe("workspace trust", () => {
     const { root, env } = sandbox();
     trustWorkspace(join(root, "a"), env);
     trustWorkspace(join(root, "a", "..", "a"), env);
-    expect(JSON.parse(readFileSync(trustFile(env), "utf8"))).toEqual({ version: 1, workspaces: [join(root, "a")] });
+    expect(JSON.parse(readFileSync(trustFile(env), "utf8"))).toEqual({ version: 2, workspaces: [{ path: join(root, "a"), files: {} }] });
+  });
+
+  test("the hash of the directory's own project file is recorded, and replaced when trusted again", () => {
+    const { root, env } = sandbox();
+    const file = join(root, "a", "zero-cli.jsonc");
+    writeFileSync(file, `{ "workDepth": "pro" }`);
+    trustWorkspace(join(root, "a"), env);
+    expect(readTrustEntries(env)).toEqual([{ path: join(root, "a"), files: { [file]: contentHash(`{ "workDepth": "pro" }`) } }]);
+    expect(contentHash("")).toBe("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    trustWorkspace(join(root, "b"), env);
+    writeFileSync(file, `{ "workDepth": "flash" }`);
+    const entry = trustEntryFor(join(root, "a"), env)!;
+    expect(untrustedContent(entry, file, contentHash(`{ "workDepth": "flash" }`))).toBe("changed");
+    expect(untrustedContent(entry, join(root, "a", ".zero-cli", "config.jsonc"), contentHash("{}"))).toBe("new");
+    trustWorkspace(join(root, "a"), env);
+    // Still one entry per directory, in its place.
+    expect(readTrustEntries(env)).toEqual([
+      { path: join(root, "a"), files: { [file]: contentHash(`{ "workDepth": "flash" }`) } },
+      { path: join(root, "b"), files: {} },
+    ]);
+    expect(untrustedContent(trustEntryFor(join(root, "a"), env)!, file, contentHash(`{ "workDepth": "flash" }`))).toBeUndefined();
+    // A file above the directory is not its own: nothing of it is recorded.
+    writeFileSync(join(root, "zero-cli.jsonc"), "{}");
+    trustWorkspace(join(root, "ab"), env);
+    expect(trustEntryFor(join(root, "ab"), env)).toEqual({ path: join(root, "ab"), files: {} });
+  });
+
+  test("a version 1 record still reads, needs re-trust for its files, and keeps its entries when rewritten", () => {
+    const { root, env } = sandbox();
+    mkdirSync(join(env.HOME, ".config", "zero-cli"), { recursive: true });
+    writeFileSync(trustFile(env), JSON.stringify({ version: 1, workspaces: [join(root, "a")] }));
+    expect(isWorkspaceTrusted(join(root, "a"), env)).toBe(true);
+    const legacy = trustEntryFor(join(root, "a"), env)!;
+    expect(legacy).toEqual({ path: join(root, "a") });
+    expect(untrustedContent(legacy, join(root, "a", "zero-cli.jsonc"), contentHash("{}"))).toBe("legacy");
+    trustWorkspace(join(root, "b"), env);
+    expect(JSON.parse(readFileSync(trustFile(env), "utf8"))).toEqual({
+      version: 2,
+      workspaces: [{ path: join(root, "a") }, { path: join(root, "b"), files: {} }],
+    });
+    trustWorkspace(join(root, "a"), env);
+    expect(trustEntryFor(join(root, "a"), env)).toEqual({ path: join(root, "a"), files: {} });
   });
 
   test("the record is private: directory 0700, file 0600, no temp files left", () => {
@@ -70,7 +112,14 @@ describe("workspace trust", () => {
   test("a corrupt trust file is a ConfigError naming the file", () => {
     const { root, env } = sandbox();
     mkdirSync(join(env.HOME, ".config", "zero-cli"), { recursive: true });
-    for (const content of ["{not json", `{"version": 1, "workspaces": ["relative/path"]}`, `{"version": 9, "workspaces": []}`]) {
+    const badRecords = [
+      "{not json",
+      `{"version": 1, "workspaces": ["relative/path"]}`,
+      `{"version": 9, "workspaces": []}`,
+      `{"version": 2, "workspaces": [{"path": "/a", "files": {"/a/zero-cli.jsonc": "not-a-hash"}}]}`,
+      `{"version": 2, "workspaces": [{"path": "/a", "extra": true}]}`,
+    ];
+    for (const content of badRecords) {
       writeFileSync(trustFile(env), content);
       let caught: unknown;
       try {
@@ -132,16 +181,25 @@ describe("concurrent trust", () => {
     expect(await holder.exited).toBe(0);
   });
 
-  test("eight 'zero trust' processes started at once all get recorded", async () => {
+  test("eight 'zero trust' processes started at once all get recorded, each with its file's hash", async () => {
     const sandbox = makeSandbox();
     roots.push(sandbox.root);
     const dirs = Array.from({ length: 8 }, (_, i) => join(sandbox.root, `project-${i}`));
-    for (const dir of dirs) mkdirSync(dir);
+    const texts = dirs.map((_, i) => `{ "agents": { "a${i}": { "description": "project ${i}" } } }\n`);
+    for (const [i, dir] of dirs.entries()) {
+      mkdirSync(dir);
+      // Half have a project file, half are trusted empty.
+      if (i % 2 === 0) writeFileSync(join(dir, "zero-cli.jsonc"), texts[i]!);
+    }
     const runs = dirs.map((dir) => spawnZero(["trust", "--cwd", dir], { sandbox, timeoutMs: 30_000 }).result);
     const results = await Promise.all(runs);
     for (const [i, result] of results.entries()) expect({ i, code: result.code, stderr: result.stderr }).toEqual({ i, code: 0, stderr: "" });
     const env = { HOME: sandbox.home, XDG_CONFIG_HOME: join(sandbox.home, ".config") };
     expect(readTrustedWorkspaces(env).toSorted()).toEqual(dirs);
+    for (const [i, dir] of dirs.entries()) {
+      const files = i % 2 === 0 ? { [join(dir, "zero-cli.jsonc")]: contentHash(texts[i]!) } : {};
+      expect(trustEntryFor(dir, env)).toEqual({ path: dir, files });
+    }
     expect(readdirSync(join(sandbox.home, ".config", "zero-cli")).filter((name) => name !== "config.jsonc")).toEqual(["trusted-workspaces.json"]);
   }, 60_000);
 });

@@ -91,8 +91,12 @@ test("an untrusted project config is reported once and never used; trust enables
   expect(existsSync(join(sandbox.configDir, "trusted-workspaces.json"))).toBe(true);
   expect((await runZero(["agents"], { sandbox })).stdout).toContain("x - project agent");
   const trusted = await runZero(["run", "--json", "x"], { sandbox });
-  expect(trusted.stderr).toBe("");
+  // The file applies, but its permissionMode would widen the user's default: that one setting is ignored.
+  expect(trusted.stderr).toStartWith(`zero: ${project}:`);
+  expect(trusted.stderr).toContain(`permissionMode "full-access" ignored: a project file may narrow the permission mode, never widen it beyond your default (ask)`);
+  expect(trusted.stderr.split("\n")).toHaveLength(2);
   expect(jsonLines(trusted.stdout)[0]!.workDepth).toBe("flash");
+  expect(jsonLines(trusted.stdout)[0]!.permissionMode).toBe("ask");
   expect(evil.requests).toHaveLength(1);
 });
 

@@ -1,11 +1,13 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { DEFAULT_MAX_STEPS, EMERGENCY_TOOL_CALLS } from "../../config/defaults.ts";
 import { fieldMark, toolMark, workspaceModeMark, type NotEnforcedMark } from "../../config/enforcement.ts";
 import { loadConfig, type LoadedConfig } from "../../config/load.ts";
 import type { AgentProfile } from "../../config/schema.ts";
 import { existingProjectConfigs, findProjectConfig, projectRootOf } from "../../config/paths.ts";
-import { isWorkspaceTrusted, trustWorkspace, unsafeOwnership } from "../../config/trust.ts";
+import { reviewProjectConfig, type ProjectReview } from "../../config/review.ts";
+import { contentHash, ownProjectFile, trustEntryFor, trustWorkspace, unsafeOwnership } from "../../config/trust.ts";
+import { endpointHost } from "../../llm/providers.ts";
 import { BUILT_IN_PROMPTS, builtInPrompt } from "../../agent/prompt.ts";
 import { UsageError, errorMessage } from "../../util/errors.ts";
 import { canonicalPath, isWithin } from "../../util/paths.ts";
@@ -90,12 +92,68 @@ export function trustCommand(io: CliIo): number {
   }
   const unsafe = unsafeOwnership(project ? [root, dirname(project), project] : [root]);
   if (unsafe) throw new UsageError(`refusing to trust ${root}: ${unsafe}`, { command: "trust" });
-  const already = isWorkspaceTrusted(root, io.env);
-  if (!already) trustWorkspace(root, io.env);
-  io.stdout(`${already ? "already trusted" : "trusted"} ${root}\n${project ? `project config: ${project}` : "no project config found yet"}\n`);
-  // Trust is about where the file comes from; still, say now if it will not load.
-  loadConfig({ workspace, env: io.env });
+  // Read once: what is summarized (and validated) here is exactly what the recorded hash covers.
+  // An invalid file is reported (exit 2) and nothing is recorded.
+  const own = ownProjectFile(root);
+  const review = own === undefined ? undefined : reviewProjectConfig(own.file, own.bytes.toString("utf8"), io.env);
+  const files: Record<string, string> = own === undefined ? {} : { [own.file]: own.sha256 };
+  const before = trustEntryFor(root, io.env);
+  const already = before?.files !== undefined && own !== undefined && before.files[own.file] === own.sha256 && Object.keys(before.files).length === 1;
+  trustWorkspace(root, io.env, files);
+  const lines = [`${already ? "already trusted" : "trusted"} ${root}`];
+  if (own === undefined || review === undefined) {
+    lines.push("no project config found yet (one added later loads only after 'zero trust' again)");
+  } else {
+    lines.push(`project config: ${own.file} (sha256 ${own.sha256.slice(0, 12)})`, ...formatReview(review));
+    lines.push("a later change to it is not loaded until you review it and run 'zero trust' again");
+  }
+  io.stdout(`${lines.map(visible).join("\n")}\n`);
   return 0;
+}
+
+/** What trusting the file hands over, one line each, indented under a heading. */
+export function formatReview(review: ProjectReview): string[] {
+  const shown = (path: string) => (isWithin(review.root, path) ? relative(review.root, path) || "." : `${path} (outside the project)`);
+  const lines: string[] = [];
+  for (const { model, keyVariable, setBy } of review.endpoints) {
+    const endpoint = model.baseURL ?? `the ${model.type} default endpoint${endpointHost(model) ? ` (${endpointHost(model)})` : ""}`;
+    const key = keyVariable === undefined ? "no key" : `$${keyVariable}`;
+    lines.push(`model "${model.alias}" (${model.type} ${model.model}, set by ${setBy}) sends ${key} to ${endpoint}`);
+  }
+  if (review.webSearchKey !== undefined) lines.push(`web search sends $${review.webSearchKey} to Brave Search`);
+  for (const { id, server } of review.mcp) {
+    const what =
+      server.type === "stdio"
+        ? `runs ${[server.command, ...server.args].map(quoteIfNeeded).join(" ")} in ${shown(server.cwd)}`
+        : `connects to ${server.url}`;
+    lines.push(`MCP server "${id}" ${what}${server.enabled ? "" : " (disabled)"}`);
+  }
+  for (const plugin of review.plugins) lines.push(`plugin ${shown(plugin)}`);
+  for (const { agent, path, outside } of review.promptFiles) {
+    lines.push(`agent "${agent}" reads its prompt from ${outside ? `${path} (outside the project)` : relative(review.root, path)}`);
+  }
+  if (review.defaultAgent !== undefined) lines.push(`root agent: ${review.defaultAgent}`);
+  for (const { keyPath, mode } of review.permissions) {
+    const ignored = review.ignoredPermissions.find((entry) => entry.keyPath === keyPath);
+    lines.push(ignored ? `${keyPath}: ${mode}: ignored, wider than your own (${ignored.ceiling})` : `${keyPath}: ${mode}`);
+  }
+  for (const ignored of review.ignoredPermissions) {
+    if (ignored.keyPath === "defaultAgent") lines.push(`defaultAgent: ${ignored.value}: ignored, it runs wider than your own mode (${ignored.ceiling})`);
+  }
+  if (lines.length === 0) return ["it sets no model endpoints or keys, MCP servers, plugins, prompt files or permission modes"];
+  return ["what it sets that matters:", ...lines.map((line) => `  ${visible(line)}`)];
+}
+
+/**
+ * Control, format (bidi, zero-width, tag) and line separator characters shown as `\u{…}`: what the
+ * user reviews must look like what it is, and a value from the file must not drive the terminal.
+ */
+function visible(line: string): string {
+  return line.replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, (char) => `\\u{${char.codePointAt(0)!.toString(16)}}`);
+}
+
+function quoteIfNeeded(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : JSON.stringify(word);
 }
 
 function initialConfig(): string {
@@ -157,7 +215,9 @@ export function initCommand(io: CliIo): number {
     for (const path of created) rmSync(path, { force: true });
     throw new UsageError(`could not write ${workspace}: ${errorMessage(error)}; nothing was kept`, { command: "init" });
   }
-  trustWorkspace(workspace, io.env);
+  // What was written is what was reviewed: its hash is recorded, so a later change needs 'zero trust'.
+  const configFile = join(workspace, "zero-cli.jsonc");
+  trustWorkspace(workspace, io.env, { [configFile]: contentHash(files.get(configFile)!) });
   io.stdout(`created ${join(workspace, "zero-cli.jsonc")} and prompts/zero-cli/*.md\ntrusted ${workspace}\n`);
   return 0;
 }

@@ -16,11 +16,16 @@ export type CliIo = {
   exit(code: number): Promise<never>;
 };
 
-/** One-line notices about the configuration: an untrusted project file, a deprecated file name. */
+/**
+ * One-line notices about the configuration: an untrusted project file, one whose content changed
+ * since it was trusted (or that others can write), a project permission setting that would widen
+ * the user's mode, a deprecated file name.
+ */
 export function reportConfigNotices(io: CliIo, loaded: LoadedConfig): void {
   const file = loaded.ignoredProjectFile;
   if (file && loaded.ignoredBecause) io.stderr(`zero: not loading project config ${file}: ${loaded.ignoredBecause}\n`);
   else if (file) io.stderr(`zero: ignoring untrusted project config ${file} (review it, then run 'zero trust')\n`);
+  for (const ignored of loaded.ignoredPermissions ?? []) io.stderr(`zero: ${ignored.message}\n`);
   for (const source of loaded.sources) {
     if (/(^|\/)\.?devout(\.jsonc|\/)/.test(source.file)) {
       io.stderr(`zero: ${source.file} uses a deprecated name; rename it to zero-cli.jsonc (or .zero-cli/config.jsonc)\n`);
