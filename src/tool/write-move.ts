@@ -6,11 +6,13 @@ import { randomBytes } from "node:crypto";
 import { cpSync, type Dirent, readdirSync, readlinkSync, renameSync, rmSync, unlinkSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { openDirectoryChecked } from "../security/files.ts";
+import type { Redactor } from "../security/redact.ts";
 import { displayPath, type Roots } from "../security/roots.ts";
 import { isWithin } from "../util/paths.ts";
 import type { ToolOutput } from "./define.ts";
 import { countLines, diffName, diffTexts } from "./write-diff.ts";
 import { decodeText, ensureDirectory, inspectTarget, lstatOrUndefined, refuseRootsWithin, resolveEntry, syncDirectory } from "./write-fs.ts";
+import { markerOverwriteProblem } from "./write-secrets.ts";
 
 /** Counting stops here; the number is only for the summary. */
 const MAX_COUNTED_ENTRIES = 100_000;
@@ -37,7 +39,23 @@ function moveAcrossDevices(source: string, destination: string): void {
 
 export type MoveRequest = { from: string; to: string; overwrite: boolean };
 
-export function moveEntry(roots: Roots, request: MoveRequest): ToolOutput {
+/**
+ * A file moved over a file: the destination's content is replaced by the source's, so a source
+ * carrying redaction markers must not overwrite a secret the destination holds (write-secrets.ts).
+ */
+function refuseMarkerOverwrite(source: string, from: string, destination: string, shown: string, redactor: Redactor): void {
+  const moved = inspectTarget(source, from);
+  if (moved.kind !== "file") return;
+  const incoming = moved.bytes === undefined ? undefined : decodeText(moved.bytes);
+  if (incoming === undefined) return; // binary or huge: nothing the model wrote from what it saw
+  const replaced = inspectTarget(destination, shown);
+  if (replaced.kind !== "file") return;
+  const current = replaced.bytes === undefined ? "unexamined" : (decodeText(replaced.bytes) ?? "unexamined");
+  const problem = markerOverwriteProblem(current, incoming, redactor, shown);
+  if (problem !== undefined) throw new Error(problem);
+}
+
+export function moveEntry(roots: Roots, request: MoveRequest, redactor?: Redactor): ToolOutput {
   const source = resolveEntry(roots, request.from);
   const from = displayPath(roots, source.path);
   const sourceStat = lstatOrUndefined(source.path);
@@ -56,6 +74,7 @@ export function moveEntry(roots: Roots, request: MoveRequest): ToolOutput {
     refuseRootsWithin(roots, destination.path, to, "overwrite");
     if (destinationStat.isDirectory() && !sourceIsDir) throw new Error(`${to} is a directory; a file cannot replace it`);
     if (!destinationStat.isDirectory() && sourceIsDir) throw new Error(`${to} is not a directory; a directory cannot replace it`);
+    if (redactor !== undefined && sourceStat.isFile() && destinationStat.isFile()) refuseMarkerOverwrite(source.path, from, destination.path, to, redactor);
   }
 
   ensureDirectory(dirname(destination.path));

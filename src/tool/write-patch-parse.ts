@@ -91,8 +91,11 @@ function gitHeaderNames(rest: string): string[][] | undefined {
 
 type Collected = { oldNames: string[]; newNames: string[]; gitSplits: string[][]; exactNames: string[]; headers: number };
 
-/** Walks the patch; returns the names it found or the reason it must be refused. */
-function collect(patch: string): Collected | string {
+/** The body lines of a patch's hunks, without their leading marker. */
+export type PatchLines = { added: string[]; removed: string[]; context: string[] };
+
+/** Walks the patch; returns the names it found or the reason it must be refused. `lines` receives the hunk bodies. */
+function collect(patch: string, lines?: PatchLines): Collected | string {
   const collected: Collected = { oldNames: [], newNames: [], gitSplits: [], exactNames: [], headers: 0 };
   let oldLeft = 0;
   let newLeft = 0;
@@ -100,15 +103,18 @@ function collect(patch: string): Collected | string {
     if (oldLeft > 0 || newLeft > 0) {
       const marker = rawLine[0];
       if (marker === " " || rawLine === "" || rawLine === "\r") {
+        lines?.context.push(rawLine.slice(1));
         oldLeft -= 1;
         newLeft -= 1;
         continue;
       }
       if (marker === "-") {
+        lines?.removed.push(rawLine.slice(1));
         oldLeft -= 1;
         continue;
       }
       if (marker === "+") {
+        lines?.added.push(rawLine.slice(1));
         newLeft -= 1;
         continue;
       }
@@ -185,4 +191,10 @@ export function inspectPatch(patch: string): PatchInspection {
   for (const name of [...olds, ...news, ...splits.flat()]) paths.add(stripName(name));
   for (const name of collected.exactNames) paths.add(name);
   return { ok: true, value: { strip, paths: [...paths] } };
+}
+
+/** The added, removed and context lines of every hunk (empty lists for a patch that cannot be read). */
+export function patchLines(patch: string): PatchLines {
+  const lines: PatchLines = { added: [], removed: [], context: [] };
+  return typeof collect(patch, lines) === "string" ? { added: [], removed: [], context: [] } : lines;
 }

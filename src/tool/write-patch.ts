@@ -5,12 +5,15 @@
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, isAbsolute, join } from "node:path";
+import type { Redactor } from "../security/redact.ts";
 import { displayPath, type Roots, resolveInRoots } from "../security/roots.ts";
 import type { Env } from "../util/env.ts";
 import { canonicalPath, isWithin } from "../util/paths.ts";
 import type { ToolOutput } from "./define.ts";
 import { boundDiff } from "./write-diff.ts";
-import { inspectPatch } from "./write-patch-parse.ts";
+import { decodeText, inspectTarget } from "./write-fs.ts";
+import { inspectPatch, type PatchLines, patchLines } from "./write-patch-parse.ts";
+import { addedMarkers, hiddenFragments, markerInPatchHint, secretOverwriteMessage } from "./write-secrets.ts";
 
 const DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin";
 const MAX_MESSAGE_CHARS = 8_000;
@@ -87,7 +90,41 @@ function parseNumstat(output: string): NumstatEntry[] {
     });
 }
 
-export type PatchContext = { roots: Roots; env: Env; signal: AbortSignal };
+export type PatchContext = { roots: Roots; env: Env; signal: AbortSignal; redactor?: Redactor };
+
+/**
+ * A patch that adds redaction markers while removing text the redactor hides in a file it touches
+ * would replace that secret with the marker (write-secrets.ts): the secret can only leave the file
+ * through the patch's removed lines, since git applies them only where they match exactly.
+ */
+function refuseMarkerOverwrite(paths: readonly string[], lines: PatchLines, roots: Roots, redactor: Redactor): void {
+  const removed = lines.removed.join("\n");
+  const added = lines.added.join("\n");
+  const markers = addedMarkers(removed, added);
+  if (markers.length === 0) return;
+  for (const path of paths) {
+    const checked = resolveInRoots(roots, path, "write");
+    if (!checked.ok) continue; // refused by the path checks already
+    const shown = displayPath(roots, checked.value.path);
+    const existing = inspectTarget(checked.value.path, shown);
+    if (existing.kind === "missing") continue;
+    const text = existing.bytes === undefined ? undefined : decodeText(existing.bytes);
+    if (text === undefined) {
+      throw new Error(`Patch refused before anything was applied: it adds ${markers.join(", ")} and ${shown} is binary or too large to check for the secret it may stand for. Edit around secrets instead, keeping every [REDACTED:…] marker out of the patch.`);
+    }
+    const redaction = redactor.redact(text);
+    if (redaction.count === 0) continue;
+    const lost = hiddenFragments(text, redaction.text).some((fragment) => removed.includes(fragment) && !added.includes(fragment));
+    if (!lost) continue;
+    throw new Error(`Patch ${secretOverwriteMessage(shown, redaction, markers).replace(/^Refused: /, "refused: ")}`);
+  }
+}
+
+/** A patch git refused: when its context or removed lines hold a marker, say why they never match. */
+function withMarkerHint(message: string, lines: PatchLines): string {
+  const hint = markerInPatchHint([...lines.removed, ...lines.context]);
+  return hint === undefined ? message : `${message}\n${hint}`;
+}
 
 /** Validates and applies a patch; throws a readable error when it is refused or does not apply. */
 export async function applyPatch(patch: string, ctx: PatchContext): Promise<ToolOutput> {
@@ -98,6 +135,8 @@ export async function applyPatch(patch: string, ctx: PatchContext): Promise<Tool
     const problem = checkPatchPath(ctx.roots, path);
     if (problem !== undefined) throw new Error(`Patch refused before anything was applied: ${problem}`);
   }
+  const body = patchLines(patch);
+  if (ctx.redactor !== undefined) refuseMarkerOverwrite(paths, body, ctx.roots, ctx.redactor);
 
   // Only PATH entries the model cannot write: never relative ones, never inside a root or a
   // private directory (under npm exec, PATH starts with the workspace's node_modules/.bin).
@@ -118,14 +157,14 @@ export async function applyPatch(patch: string, ctx: PatchContext): Promise<Tool
     // Git's own reading of the paths; it must agree with ours before git may touch anything.
     const setup: GitSetup = { git, searchPath, cwd: workspace, gitDir, signal: ctx.signal };
     const numstat = await runGit(setup, [...base, "--numstat", "-z", "-"], input);
-    if (numstat.code !== 0) throw new Error(`Patch does not apply (nothing was changed):\n${gitMessage(numstat)}`);
+    if (numstat.code !== 0) throw new Error(withMarkerHint(`Patch does not apply (nothing was changed):\n${gitMessage(numstat)}`, body));
     const entries = parseNumstat(numstat.stdout);
     for (const entry of entries) {
       const problem = checkPatchPath(ctx.roots, entry.path);
       if (problem !== undefined) throw new Error(`Patch refused before anything was applied: ${problem}`);
     }
     const check = await runGit(setup, [...base, "--check", "-"], input);
-    if (check.code !== 0) throw new Error(`Patch does not apply (nothing was changed):\n${gitMessage(check)}`);
+    if (check.code !== 0) throw new Error(withMarkerHint(`Patch does not apply (nothing was changed):\n${gitMessage(check)}`, body));
     const applied = await runGit(setup, [...base, "-"], input);
     if (applied.code !== 0) throw new Error(`git apply failed after its check passed:\n${gitMessage(applied)}`);
 

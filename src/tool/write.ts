@@ -10,8 +10,8 @@
  */
 import { dirname } from "node:path";
 import { z } from "zod";
-import { isSecretLikePath } from "../policy/secret-paths.ts";
-import { displayPath, resolveInRoots, type Roots } from "../security/roots.ts";
+import type { Redactor } from "../security/redact.ts";
+import { displayPath, type Roots } from "../security/roots.ts";
 import { type ClassifyResult, type ClassifyScope, defineTool, pathTarget, pathsTarget, type ToolOutput } from "./define.ts";
 import { countLines, diffName, diffTexts, withInlineDiff } from "./write-diff.ts";
 import { applyEdit } from "./write-edit.ts";
@@ -19,6 +19,8 @@ import { confirmUnchanged, decodeText, ensureDirectory, inspectTarget, lstatOrUn
 import { deleteEntry, moveEntry } from "./write-move.ts";
 import { applyPatch } from "./write-patch.ts";
 import { inspectPatch } from "./write-patch-parse.ts";
+import { markerInOldTextProblem, markerOverwriteProblem } from "./write-secrets.ts";
+import { isSensitiveWrite, type WriteRequest } from "./write-sensitive.ts";
 
 const OPERATIONS = ["write", "edit", "patch", "move", "delete", "mkdir"] as const;
 type WriteOperation = (typeof OPERATIONS)[number];
@@ -81,11 +83,17 @@ function field<T>(value: T | undefined, name: string): T {
 
 const encoder = new TextEncoder();
 
-function writeFile(roots: Roots, path: string, content: string): ToolOutput {
+function writeFile(roots: Roots, path: string, content: string, redactor: Redactor): ToolOutput {
   const target = resolveForWrite(roots, path);
   const shown = displayPath(roots, target);
   const existing = inspectTarget(target, shown);
   const bytes = encoder.encode(content);
+  if (existing.kind === "file") {
+    // A marker written where the file holds a secret the model was never shown would replace it.
+    const current = existing.bytes === undefined ? "unexamined" : (decodeText(existing.bytes) ?? "unexamined");
+    const problem = markerOverwriteProblem(current, content, redactor, shown);
+    if (problem !== undefined) throw new Error(problem);
+  }
   if (existing.kind === "missing") {
     ensureDirectory(dirname(target));
     writeFileAtomic(target, bytes);
@@ -105,7 +113,7 @@ function writeFile(roots: Roots, path: string, content: string): ToolOutput {
   return { output: withInlineDiff(summary, diff.diff), ...(diff.diff !== undefined ? { diff: diff.diff } : {}) };
 }
 
-function editFile(roots: Roots, request: { path: string; oldText: string; newText: string; replaceAll: boolean }): ToolOutput {
+function editFile(roots: Roots, request: { path: string; oldText: string; newText: string; replaceAll: boolean }, redactor: Redactor): ToolOutput {
   const target = resolveForWrite(roots, request.path);
   const shown = displayPath(roots, target);
   const existing = inspectTarget(target, shown);
@@ -114,7 +122,9 @@ function editFile(roots: Roots, request: { path: string; oldText: string; newTex
   const before = decodeText(existing.bytes);
   if (before === undefined) throw new Error(`${shown} is binary or not valid UTF-8; edit works on text files only`);
   const outcome = applyEdit(before, request, shown);
-  if (!outcome.ok) throw new Error(outcome.error);
+  if (!outcome.ok) throw new Error(markerInOldTextProblem(before, request.oldText, shown) ?? outcome.error);
+  const problem = markerOverwriteProblem(before, outcome.text, redactor, shown);
+  if (problem !== undefined) throw new Error(problem);
   confirmUnchanged(target, existing.stat, shown);
   writeFileAtomic(target, encoder.encode(outcome.text), { mode: existing.stat.mode, owner: { uid: existing.stat.uid, gid: existing.stat.gid } });
   const diff = diffTexts(diffName(roots, target, "a"), diffName(roots, target, "b"), before, outcome.text);
@@ -133,37 +143,17 @@ function makeDirectory(roots: Roots, path: string): ToolOutput {
   return { output: `created directory ${shown}` };
 }
 
-/** Git control files and zero's own config: a write there runs code or widens authority later. */
-const CONTROL_PATH = /(^|\/)(\.git|\.zero-cli|\.devout)(\/|$)|(^|\/)(zero-cli|devout)\.jsonc$/;
-
-/** The paths a call would touch, as asked and as they really resolve (relative to their root). */
-function touchedPaths(value: Pick<WriteInput, "operation" | "path" | "to" | "patch">, roots: Roots | undefined): string[] {
-  const asked: string[] = [];
-  if (value.path !== undefined) asked.push(value.path);
-  if (value.to !== undefined) asked.push(value.to);
-  if (value.operation === "patch" && value.patch !== undefined) {
-    const inspected = inspectPatch(value.patch);
-    if (inspected.ok) asked.push(...inspected.value.paths);
-  }
-  const resolved = roots
-    ? asked.flatMap((p) => {
-        const checked = resolveInRoots(roots, p, "write");
-        return checked.ok ? [checked.value.relative] : [];
-      })
-    : [];
-  return [...asked, ...resolved];
-}
-
 /**
  * Per operation, so an "always allow" for edits never covers deletes or moves.
- * Anything touching a secret-like file, a git control file or zero's own
+ * Anything touching a secret-like file, a file that makes other programs run
+ * code or instructs an agent (git hooks, CI, editor tasks, shell start-up files,
+ * agent config, install scripts — see write-sensitive.ts), or zero's own
  * configuration is `write-sensitive`: asked even in accept-edits mode (moving
  * .env elsewhere would otherwise be a way around asking to read it).
  */
-export function classifyWrite(value: Pick<WriteInput, "operation" | "path" | "to" | "patch">, scope: ClassifyScope = {}): ClassifyResult {
+export function classifyWrite(value: WriteRequest, scope: ClassifyScope = {}): ClassifyResult {
   const target = writeTarget(value, scope.roots);
-  const sensitive = touchedPaths(value, scope.roots).some((p) => isSecretLikePath(p) || CONTROL_PATH.test(p.replace(/^\.\//, "")));
-  if (sensitive) return { risk: "write", operation: "write-sensitive", target };
+  if (isSensitiveWrite(value, scope.roots)) return { risk: "write", operation: "write-sensitive", target };
   if (value.operation === "delete") return { risk: "write", operation: "write-delete", target };
   if (value.operation === "move") return { risk: "write", operation: "write-move", target };
   return { risk: "write", operation: "write-edit", target };
@@ -194,18 +184,22 @@ export const writeTool = defineTool({
     const path = () => field(value.path, "path");
     switch (value.operation) {
       case "write":
-        return writeFile(ctx.roots, path(), field(value.content, "content"));
+        return writeFile(ctx.roots, path(), field(value.content, "content"), ctx.redactor);
       case "edit":
-        return editFile(ctx.roots, {
-          path: path(),
-          oldText: field(value.oldText, "oldText"),
-          newText: field(value.newText, "newText"),
-          replaceAll: value.replaceAll === true,
-        });
+        return editFile(
+          ctx.roots,
+          {
+            path: path(),
+            oldText: field(value.oldText, "oldText"),
+            newText: field(value.newText, "newText"),
+            replaceAll: value.replaceAll === true,
+          },
+          ctx.redactor,
+        );
       case "patch":
-        return applyPatch(field(value.patch, "patch"), { roots: ctx.roots, env: ctx.env, signal: ctx.signal });
+        return applyPatch(field(value.patch, "patch"), { roots: ctx.roots, env: ctx.env, signal: ctx.signal, redactor: ctx.redactor });
       case "move":
-        return moveEntry(ctx.roots, { from: path(), to: field(value.to, "to"), overwrite: value.overwrite === true });
+        return moveEntry(ctx.roots, { from: path(), to: field(value.to, "to"), overwrite: value.overwrite === true }, ctx.redactor);
       case "delete":
         return deleteEntry(ctx.roots, { path: path(), recursive: value.recursive === true });
       case "mkdir":
