@@ -61,7 +61,7 @@ const DESCRIBE: Record<Operation, string> = {
   "write-edit": "editing files",
   "write-delete": "deleting files",
   "write-move": "moving files",
-  "write-sensitive": "changing a secret-like file, a git control file or zero's own configuration",
+  "write-sensitive": "changing a sensitive file (secrets, git hooks, CI, editor, shell or agent configuration, install scripts, zero's own configuration)",
   execute: "running commands",
   network: "network access",
   delegate: "delegating to a sub-agent",
