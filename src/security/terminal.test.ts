@@ -1,5 +1,14 @@
 import { describe, expect, test } from "bun:test";
-import { MAX_SEQUENCE_LENGTH, createTerminalSanitizer, sanitizeForTerminal } from "./terminal.ts";
+import {
+  MAX_SEQUENCE_LENGTH,
+  createTerminalSanitizer,
+  isInvisibleCodePoint,
+  mayHideText,
+  sanitizeForTerminal,
+  stripTerminalSequences,
+  visibleText,
+  visibleTextWithSources,
+} from "./terminal.ts";
 
 const ESC = "\x1b";
 const BEL = "\x07";
@@ -57,7 +66,7 @@ describe("sanitizeForTerminal", () => {
   });
 
   test("keeps printable Unicode unchanged", () => {
-    const text = "日本語 テキスト 👨‍👩‍👧 é (e\u0301) ñ Ω ∑ ✓ 🇩🇪 \u200b zero-width ok";
+    const text = "日本語 テキスト 👨‍👩‍👧 é (e\u0301) ñ Ω ∑ ✓ 🇩🇪 \u00a0nbsp \u3000 ok";
     expect(sanitizeForTerminal(text)).toBe(text);
   });
 
@@ -94,6 +103,122 @@ describe("sanitizeForTerminal", () => {
   });
 });
 
+describe("invisible and format characters", () => {
+  test("zero-width characters are shown escaped", () => {
+    expect(sanitizeForTerminal("a\u200bb\u200cc\u200dd\u2060e")).toBe("a\\u200bb\\u200cc\\u200dd\\u2060e");
+    expect(sanitizeForTerminal("ghp_abc\u200bdef")).toBe("ghp_abc\\u200bdef"); // a split token stays visibly split
+  });
+
+  test("the BOM (zero-width no-break space) is shown escaped, at the start and inside", () => {
+    expect(sanitizeForTerminal("\ufeffstart mid\ufeffdle")).toBe("\\ufeffstart mid\\ufeffdle");
+  });
+
+  test("line and paragraph separators are shown escaped", () => {
+    expect(sanitizeForTerminal("one\u2028two\u2029three")).toBe("one\\u2028two\\u2029three");
+  });
+
+  test("tag characters are shown escaped (hidden ASCII text), subdivision flags included", () => {
+    const hidden = [..."ignore"].map((char) => String.fromCodePoint(0xe0000 + char.charCodeAt(0))).join("");
+    expect(sanitizeForTerminal(`ok${hidden}`)).toBe("ok\\u{e0069}\\u{e0067}\\u{e006e}\\u{e006f}\\u{e0072}\\u{e0065}");
+    expect(sanitizeForTerminal("\u{e0001}\u{e007f}")).toBe("\\u{e0001}\\u{e007f}");
+    const scotland = "🏴\u{e0067}\u{e0062}\u{e0073}\u{e0063}\u{e0074}\u{e007f}";
+    expect(sanitizeForTerminal(scotland)).toBe("🏴\\u{e0067}\\u{e0062}\\u{e0073}\\u{e0063}\\u{e0074}\\u{e007f}");
+  });
+
+  test("other format characters (category Cf) are shown escaped", () => {
+    expect(sanitizeForTerminal("a\u00adb")).toBe("a\\xadb"); // soft hyphen
+    expect(sanitizeForTerminal("a\u180eb\u061cc\u2061d\u206ae\ufff9f\u0600g")).toBe(
+      "a\\u180eb\\u061cc\\u2061d\\u206ae\\ufff9f\\u0600g",
+    );
+    expect(sanitizeForTerminal("a\u{1d173}b\u{13430}c\u{1bca0}d")).toBe("a\\u{1d173}b\\u{13430}c\\u{1bca0}d");
+  });
+
+  test("other default-ignorable characters (Hangul fillers, grapheme joiner) are shown escaped", () => {
+    expect(sanitizeForTerminal("a\u3164b\u115fc\uffa0d\u034fe\u17b4f")).toBe("a\\u3164b\\u115fc\\uffa0d\\u034fe\\u17b4f");
+  });
+
+  test("variation selectors: VS15/VS16 after a character with an emoji form stay, every other one is escaped", () => {
+    expect(sanitizeForTerminal("❤️ ☺︎ 1️⃣")).toBe("❤️ ☺︎ 1️⃣");
+    expect(sanitizeForTerminal("a\ufe0fb")).toBe("a\\ufe0fb");
+    expect(sanitizeForTerminal("\ufe0f")).toBe("\\ufe0f");
+    expect(sanitizeForTerminal("❤\ufe0f\ufe0f")).toBe("❤\ufe0f\\ufe0f"); // a second one hides data
+    expect(sanitizeForTerminal("a\ufe00b\u{e0100}c\u180bd")).toBe("a\\ufe00b\\u{e0100}c\\u180bd");
+    expect(sanitizeForTerminal("😀\u{e0100}\u{e0101}")).toBe("😀\\u{e0100}\\u{e0101}"); // bytes smuggled after an emoji
+  });
+
+  test("emoji ZWJ sequences stay readable; a joiner anywhere else is escaped", () => {
+    for (const emoji of ["👨‍👩‍👧", "🏳️‍🌈", "👩🏽‍💻", "❤️‍🔥", "🏃‍♀️", "🐻‍❄️", "👨🏻‍❤️‍👨🏼"]) {
+      expect(sanitizeForTerminal(`x ${emoji} y`)).toBe(`x ${emoji} y`);
+    }
+    expect(sanitizeForTerminal("👨\u200d")).toBe("👨\\u200d");
+    expect(sanitizeForTerminal("\u200d👨")).toBe("\\u200d👨");
+    expect(sanitizeForTerminal("👨\u200d\u200d👩")).toBe("👨\\u200d\\u200d👩");
+    expect(sanitizeForTerminal("👨\u200da")).toBe("👨\\u200da");
+  });
+
+  test("ZWNJ and ZWJ between letters of joining scripts stay; between Latin letters they are escaped", () => {
+    for (const text of ["می‌خواهم", "क्‍ष", "ന്‍ന"]) expect(sanitizeForTerminal(text)).toBe(text);
+    expect(sanitizeForTerminal("pass\u200cword")).toBe("pass\\u200cword");
+    expect(sanitizeForTerminal("م\u200c a")).toBe("م\\u200c a");
+  });
+
+  test("the table matches the engine's Unicode data: Cf, Default_Ignorable_Code_Point, U+2028/U+2029", () => {
+    const expected = /^[\p{Cf}\p{Default_Ignorable_Code_Point}\u2028\u2029]$/u;
+    const wrong: string[] = [];
+    for (let point = 0; point <= 0x10ffff; point++) {
+      if (point >= 0xd800 && point <= 0xdfff) continue;
+      if (isInvisibleCodePoint(point) !== expected.test(String.fromCodePoint(point))) wrong.push(point.toString(16));
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  test("every invisible character outside the contextual exceptions is escaped, alone and between letters", () => {
+    for (let point = 0xa0; point <= 0x10ffff; point++) {
+      if (!isInvisibleCodePoint(point)) continue;
+      const char = String.fromCodePoint(point);
+      expect(sanitizeForTerminal(`a${char}b`)).not.toContain(char);
+      expect(sanitizeForTerminal(char)).toMatch(/^\\(x|u)/);
+    }
+  });
+
+  test("escapes are plain ASCII, so sanitizing twice changes nothing and markers survive", () => {
+    const text = "a\u200b\u{e0041}\ufeff👨‍👩‍👧 می‌خواهم ❤️ [REDACTED:github-token]";
+    const once = sanitizeForTerminal(text);
+    expect(sanitizeForTerminal(once)).toBe(once);
+    expect(once).toContain("[REDACTED:github-token]");
+  });
+});
+
+describe("other views of a text", () => {
+  test("stripTerminalSequences removes sequences only", () => {
+    expect(stripTerminalSequences("ghp_abc\x1b[31mdef\x1b]0;title\x07 \r\n\x07\u200b\u009b1m")).toBe("ghp_abcdef \r\n\x07\u200b");
+    expect(stripTerminalSequences("plain\ttext\n")).toBe("plain\ttext\n");
+  });
+
+  test("visibleText removes sequences and everything shown escaped or invisible", () => {
+    expect(visibleText("ghp_abc\x1b[31mdef")).toBe("ghp_abcdef");
+    expect(visibleText("ghp_abc\u200bd\u00ade\u{e0041}f\r\x07g\u202eh\ufe0fi\n")).toBe("ghp_abcdefghi\n");
+    expect(visibleText("👨‍👩 ok")).toBe("👨👩 ok");
+    expect(visibleText("a\x1b]0;x\ny\x07b")).toBe("ab"); // a line break inside a sequence is not seen
+  });
+
+  test("visibleTextWithSources maps every unit back to the input", () => {
+    const input = "a\x1b[1mb\u200b😀\nc";
+    const { text, sources } = visibleTextWithSources(input);
+    expect(text).toBe("ab😀\nc");
+    expect(sources).toHaveLength(text.length);
+    for (const [index, source] of sources.entries()) expect(input[source]).toBe(text[index]);
+  });
+
+  test("mayHideText is false only when visibleText changes nothing", () => {
+    for (const text of ["plain text\n\tend", "日本語 👍"]) {
+      expect(mayHideText(text)).toBe(false);
+      expect(visibleText(text)).toBe(text);
+    }
+    for (const text of ["a\x1b[0m", "a\rb", "a\u200bb", "\u{e0041}", "a\u009b"]) expect(mayHideText(text)).toBe(true);
+  });
+});
+
 const samples = [
   `${ESC}[31mred${ESC}[0m plain`,
   `${ESC}${ESC}[31m]0;X${BEL}`,
@@ -103,6 +228,8 @@ const samples = [
   "emoji 👨‍👩‍👧 and 日本語 \u0301",
   `${ESC}(B${ESC}#8${ESC}c${ESC}[?25l done${ESC}`,
   `unterminated ${ESC}]52;c;QUJD`,
+  "👨‍👩‍👧 a\u200db 👨\u200d\u200d👩 ❤️ a\ufe0f می‌خواهم \u{e0041}\ufeff\u2028",
+  "🏳️‍🌈\u200d",
 ];
 
 describe("createTerminalSanitizer", () => {
@@ -181,8 +308,9 @@ describe("random inputs", () => {
     };
   }
   const alphabet = [ESC, "[", "]", "\\", "P", "_", "^", "X", "0", ";", "m", "a", "\x07", "\r", "\n", "\t",
-    "\x18", "\x7f", "\u009b", "\u009c", "\u009d", "\u0090", "\u0085", "\u202e", "\u2066", "日", "😀", "("];
-  const unsafe = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/;
+    "\x18", "\x7f", "\u009b", "\u009c", "\u009d", "\u0090", "\u0085", "\u202e", "\u2066", "日", "😀", "(",
+    "\u200b", "\u200d", "\u200c", "\ufe0f", "\u{e0041}", "\ufeff", "\u2028", "م", "❤"];
+  const unsafe = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\u200b\ufeff\u2028\u{e0041}]/u;
 
   test("output never contains a control, whatever the input and split", () => {
     const next = random(42);
@@ -203,13 +331,14 @@ test("sanitizing is idempotent and no control character survives (random inputs)
   // A fixed-seed generator over an alphabet rich in escapes, controls and bidi marks.
   let seed = 12345;
   const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648);
-  const alphabet = ["\x1b", "[", "]", "\x07", "\x9b", "\x9d", "\x9c", "\\", "\r", "\n", "\t", "\x00", "\x7f", "\u202e", "3", "1", "m", ";", "a", "日", "P", "_"];
+  const alphabet = ["\x1b", "[", "]", "\x07", "\x9b", "\x9d", "\x9c", "\\", "\r", "\n", "\t", "\x00", "\x7f", "\u202e", "3", "1", "m", ";", "a", "日", "P", "_",
+    "\u200b", "\u200d", "\ufe0f", "😀", "\u{e0041}", "م"];
   for (let round = 0; round < 2000; round++) {
     let input = "";
     const length = next() % 40;
     for (let i = 0; i < length; i++) input += alphabet[next() % alphabet.length];
     const once = sanitizeForTerminal(input);
     expect(sanitizeForTerminal(once)).toBe(once);
-    expect(once).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/);
+    expect(once).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\u200b\u{e0041}]/u);
   }
 });

@@ -1,5 +1,6 @@
 import type { EventBody } from "../protocol/events.ts";
 import type { Redactor } from "../security/redact.ts";
+import { withVisibleRedaction } from "../security/visible-redaction.ts";
 
 const isSpace = (char: string | undefined) => char === " " || char === "\n" || char === "\t";
 /** Characters a token, key or password can be made of: a forced cut never falls between two of them. */
@@ -83,8 +84,12 @@ function createDeltaRedaction(redactor: Redactor) {
  * is redacted at word boundaries, so a key split across deltas is still seen
  * whole; held text is released before the next other event, reasoning first.
  * Tool output is not redacted again: the tool contract already did it.
+ * Text is redacted as stored and as it will be seen (`withVisibleRedaction`): a key split by
+ * colour codes or invisible characters in the model's text, a task or a tool input is found too.
+ * Text keeps its escapes otherwise (`--json` shows model text exactly).
  */
-export function createEventRedaction(redactor: Redactor) {
+export function createEventRedaction(rawRedactor: Redactor) {
+  const redactor = withVisibleRedaction(rawRedactor);
   const text = createDeltaRedaction(redactor);
   const reasoning = createDeltaRedaction(redactor);
   let lastStep = 1;

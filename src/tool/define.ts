@@ -3,7 +3,9 @@ import type { ErrorObject, ValidateFunction } from "ajv";
 import { z } from "zod";
 import { callCategories } from "../policy/rules.ts";
 import type { CallCategory, Operation, Risk } from "../protocol/events.ts";
-import type { Redactor } from "../security/redact.ts";
+import type { Redaction, Redactor } from "../security/redact.ts";
+import { stripTerminalSequences } from "../security/terminal.ts";
+import { withVisibleRedaction } from "../security/visible-redaction.ts";
 import { displayPath, resolveInRoots, type Roots } from "../security/roots.ts";
 import type { ArtifactStore } from "../store/artifacts.ts";
 import type { Env } from "../util/env.ts";
@@ -380,6 +382,22 @@ function redactingStore(store: ArtifactStore, redactor: Redactor, remember: ((sh
   };
 }
 
+/** Appended to the model's copy of an output that had terminal escape sequences taken out. */
+export const ESCAPES_REMOVED_NOTE = "(terminal escape sequences were removed from this output)";
+
+/**
+ * The model's copy of a tool's text: terminal escape sequences removed (colour codes are noise
+ * to a model, and a title or link target hidden in one is text the user never sees), then
+ * redacted as it reads — raw and with every control and invisible character taken out
+ * (`redactVisible`), so a token split by colour codes or a zero-width space never reaches the
+ * model whole. A note says when sequences went, so the model knows the text is not byte-exact.
+ */
+function forModel(redactor: Redactor, text: string): Redaction {
+  const stripped = stripTerminalSequences(text);
+  const redaction = redactor.redact(stripped);
+  return stripped === text ? redaction : { ...redaction, text: `${redaction.text}\n${ESCAPES_REMOVED_NOTE}` };
+}
+
 /** Sums what a redaction pass removed across the parts of one result. */
 function tally(into: RedactionSummary, redaction: { count: number; kinds: Record<string, number> }): void {
   into.count += redaction.count;
@@ -478,17 +496,19 @@ function assemble(definition: ToolSpec): Tool {
       const timer = setSafeTimeout(() => timeout.abort(new DOMException(`${definition.name} timed out after ${ctx.timeoutMs} ms`, "TimeoutError")), ctx.timeoutMs);
       const signal = AbortSignal.any([ctx.signal, timeout.signal]);
       // Everything text-like that leaves the tool crosses the redactor: progress, artifacts, output, diff.
-      const { redactor } = ctx;
+      // It redacts what a reader will see as well as the raw text (a token split by escapes or
+      // invisible characters); the tool's own passes (read, find) get the same redactor.
+      const redactor = withVisibleRedaction(ctx.redactor);
       const artifacts = redactingStore(ctx.artifacts, redactor, ctx.rememberArtifact);
       const progress = (message: string) => ctx.progress(redactor.redact(message).text);
       // A synchronous throw is a failed result like a rejected promise.
-      const execution = (async () => definition.execute(input, { ...ctx, signal, artifacts, progress }))();
+      const execution = (async () => definition.execute(input, { ...ctx, signal, artifacts, progress, redactor }))();
       execution.catch(() => undefined); // observed below; never an unhandled rejection
       const stopped = new Promise<"stopped">((resolve) => signal.addEventListener("abort", () => resolve("stopped"), { once: true }));
       const completed = (output: ToolOutput, status: ToolResult["status"]): ToolResult => {
         const summary: RedactionSummary = { count: 0, kinds: {} };
         if (output.redactions) tally(summary, output.redactions);
-        const text = redactor.redact(output.output);
+        const text = forModel(redactor, output.output);
         tally(summary, text);
         const bounded = boundOutput(text.text, artifacts);
         let diff = output.diff;
@@ -520,7 +540,7 @@ function assemble(definition: ToolSpec): Tool {
         return { status, output: `${definition.name} timed out after ${ctx.timeoutMs} ms and was stopped`, truncated: false };
       } catch (error) {
         if (ctx.signal.aborted) return { status: "cancelled", output: "cancelled", truncated: false };
-        return { status: "failed", ...boundOutput(redactor.redact(errorMessage(error)).text, artifacts) };
+        return { status: "failed", ...boundOutput(forModel(redactor, errorMessage(error)).text, artifacts) };
       } finally {
         clearTimeout(timer);
       }

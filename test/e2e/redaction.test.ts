@@ -115,3 +115,75 @@ test("a token written in pieces never reaches progress events whole, and nothing
   }
   expect(scanned).toBeGreaterThan(0);
 });
+
+/** `printf` octal escapes for every character, so the command itself never holds the text. */
+const octal = (text: string) => Array.from(text, (char) => `\\${char.charCodeAt(0).toString(8).padStart(3, "0")}`).join("");
+
+test("a token split by colour codes or a zero-width space reaches neither the model nor the terminal", async () => {
+  const colour = githubToken();
+  const zeroWidth = githubToken();
+  const written = githubToken();
+  sandbox.writeUserConfig(fakeConfig(fake.url));
+  // The command prints `ghp_XXXX<ESC>[0mYYYY…` and `ghp_XXXX<U+200B>YYYY…`; the model then echoes one
+  // split by a colour code in its answer and writes one into a file (its diff is shown).
+  const command = `printf '${octal(colour.slice(0, 8))}\\033[31m${octal(colour.slice(8))}\\033[0m\\n'; printf 'zw ${octal(zeroWidth.slice(0, 8))}\\342\\200\\213${octal(zeroWidth.slice(8))}\\n'`;
+  fake.script([
+    { toolCalls: [{ name: "run", args: { command } }] },
+    { toolCalls: [{ name: "write", args: { operation: "write", path: "k.txt", content: `key=${written.slice(0, 10)}\x1b[0m${written.slice(10)}\n` } }] },
+    { text: ["I saw ", `${colour.slice(0, 12)}\x1b[1`, `m${colour.slice(12)}`, " in the output"] },
+  ]);
+  const result = await runZero(["run", "-y", "x"], { sandbox });
+  expect(result.code).toBe(0);
+  const answer = toolAnswer(1);
+  for (const token of [colour, zeroWidth]) expect(answer).not.toContain(token.slice(8));
+  expect(answer.match(/\[REDACTED:github-token\]/g)).toHaveLength(2);
+  expect(answer).not.toContain("\x1b"); // the model's copy has no escape sequences…
+  expect(answer).toContain("(terminal escape sequences were removed from this output)"); // …and says so
+  for (const token of [colour, zeroWidth, written]) {
+    for (const tail of [token.slice(8), token.slice(10), token.slice(12)]) {
+      expect(result.stdout).not.toContain(tail);
+      expect(result.stderr).not.toContain(tail);
+    }
+  }
+  expect(result.stdout).toBe("I saw [REDACTED:github-token] in the output\n");
+  expect(result.stderr).toContain("+key=[REDACTED:github-token]");
+});
+
+test("the same split tokens are redacted in the event stream, which otherwise keeps escapes", async () => {
+  const colour = githubToken();
+  sandbox.writeUserConfig(fakeConfig(fake.url));
+  const command = `printf '${octal(colour.slice(0, 8))}\\033[0m${octal(colour.slice(8))}\\n'`;
+  fake.script([
+    { toolCalls: [{ name: "run", args: { command } }] },
+    { text: ["\x1b[32mgreen\x1b[0m ", `${colour.slice(0, 12)}\x1b[1`, `m${colour.slice(12)}`, " end"] },
+  ]);
+  const result = await runZero(["run", "-y", "--json", "x"], { sandbox });
+  expect(result.code).toBe(0);
+  for (const line of result.stdout.split("\n")) expect(line).not.toContain(colour.slice(12));
+  const events = jsonLines(result.stdout);
+  const completed = events.find((e) => e.type === "tool.completed")!;
+  expect(completed.redactions).toEqual({ count: 1, kinds: { "github-token": 1 } });
+  const text = events.filter((e) => e.type === "message.delta").map((e) => e.text).join("");
+  expect(text).toStartWith("\x1b[32mgreen\x1b[0m "); // --json keeps model text, escapes included
+  expect(text).toContain("[REDACTED:github-token]");
+});
+
+test("invisible characters reach the terminal escaped: the answer, command lines and diff previews", async () => {
+  const hidden = "\u200b\u200d\ufeff\u2028\u{e0041}\u{e0042}\u00ad\u180e";
+  const escaped = "\\u200b\\u200d\\ufeff\\u2028\\u{e0041}\\u{e0042}\\xad\\u180e";
+  sandbox.writeUserConfig(fakeConfig(fake.url));
+  fake.script([
+    { toolCalls: [{ name: "run", args: { command: `echo a${hidden}b` } }] },
+    { toolCalls: [{ name: "write", args: { operation: "write", path: "i.txt", content: `x${hidden}y\n` } }] },
+    { text: [`done${hidden.slice(0, 3)}`, `${hidden.slice(3)} 👨‍👩‍👧 ok`] },
+  ]);
+  const result = await runZero(["run", "-y", "x"], { sandbox });
+  expect(result.code).toBe(0);
+  expect(result.stdout).toBe(`done${escaped} 👨‍👩‍👧 ok\n`);
+  expect(result.stderr).toContain(`• run echo a${escaped}b`);
+  expect(result.stderr).toContain(`+x${escaped}y`);
+  for (const char of hidden) {
+    expect(result.stderr).not.toContain(char);
+    expect(result.stdout.replace("👨‍👩‍👧", "")).not.toContain(char);
+  }
+});

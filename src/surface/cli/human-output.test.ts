@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { RuntimeEvent } from "../../protocol/events.ts";
+import { sanitizeForTerminal } from "../../security/terminal.ts";
 import { createHumanPrinter } from "./human-output.ts";
 
 // The printer reads only the fields of each event type; envelopes are left out.
@@ -148,5 +149,61 @@ describe("human output: the closing line about denied calls", () => {
       completedRun,
     ]);
     expect(stderr.at(-1)).toBe("zero: 1 tool call was denied (commands) by the permission rules");
+  });
+});
+
+/** A deterministic token body (nothing secret-looking is committed). */
+function tokenBody(length: number): string {
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  return Array.from({ length }, (_, index) => alphabet[(index * 37 + 11) % alphabet.length]).join("");
+}
+
+describe("human output: secrets are redacted as printed", () => {
+  const token = `ghp_${tokenBody(36)}`;
+  const MARKER = "[REDACTED:github-token]";
+
+  test("a token split by colour codes in the answer is redacted, however the deltas are cut", () => {
+    const text = `key ${token.slice(0, 9)}\x1b[31m${token.slice(9)}\x1b[0m done`;
+    for (let cut = 0; cut <= text.length; cut++) {
+      const { stdout } = render([
+        { type: "message.delta", step: 1, text: text.slice(0, cut) },
+        { type: "message.delta", step: 1, text: text.slice(cut) },
+        completedRun,
+      ]);
+      expect(stdout).toBe(`key ${MARKER} done\n`);
+    }
+  });
+
+  test("a split token in a failed tool's output, its tool line and its diff is redacted", () => {
+    const split = `${token.slice(0, 6)}\x1b[0m${token.slice(6)}`;
+    const { stderr } = render([
+      call("c1", "run", { command: `echo ${split}` }, "execute", "execute"),
+      { type: "tool.completed", callId: "c1", tool: "run", status: "failed", output: `boom ${split}`, diff: `+++ b/x\n+const key = "${split}";\n` },
+      completedRun,
+    ]);
+    expect(stderr.join("\n")).not.toContain(token.slice(6));
+    expect(stderr[0]).toBe(`• run echo ${MARKER} (failed: boom ${MARKER})`);
+    expect(stderr[2]).toBe(`    +const key = "${MARKER}";`);
+  });
+
+  test("markers survive sanitizing again (the CLI's stderr does)", () => {
+    const { stdout } = render([{ type: "message.delta", step: 1, text: `a ${token.slice(0, 5)}\u009b0m${token.slice(5)} b` }, completedRun]);
+    expect(stdout).toBe(`a ${MARKER} b\n`);
+    expect(sanitizeForTerminal(stdout)).toBe(stdout);
+  });
+});
+
+describe("human output: invisible characters are shown escaped", () => {
+  test("in the answer, tool lines and diff previews; emoji sequences stay readable", () => {
+    const hidden = "\u200b\u200d\u2060\ufeff\u2028\u2029\u{e0041}\u00ad\u180e\u061c\ufe00";
+    const escaped = "\\u200b\\u200d\\u2060\\ufeff\\u2028\\u2029\\u{e0041}\\xad\\u180e\\u061c\\ufe00";
+    const { stdout, stderr } = render([
+      { type: "message.delta", step: 1, text: `an${hidden}swer 👨‍👩‍👧 ❤️` },
+      call("c1", "run", { command: `rm${hidden} -rf x` }, "execute", "execute"),
+      { type: "tool.completed", callId: "c1", tool: "run", status: "completed", output: "", diff: `+++ b/x\n+a${hidden}b\n` },
+      completedRun,
+    ]);
+    expect(stdout).toBe(`an${escaped}swer 👨‍👩‍👧 ❤️\n`);
+    expect(stderr).toEqual([`• run rm${escaped} -rf x`, "    +++ b/x", `    +a${escaped}b`]);
   });
 });

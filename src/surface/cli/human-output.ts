@@ -1,7 +1,7 @@
 import type { PermissionMode } from "../../config/schema.ts";
 import { MODE_RULES, evaluate } from "../../policy/rules.ts";
 import type { CallCategory, Operation, Risk, RuntimeEvent } from "../../protocol/events.ts";
-import type { Redactor } from "../../security/redact.ts";
+import { createRedactor, type Redactor } from "../../security/redact.ts";
 import { createStreamRedactor } from "../../security/stream-redactor.ts";
 import { createTerminalSanitizer, sanitizeForTerminal } from "../../security/terminal.ts";
 
@@ -23,9 +23,20 @@ function summarizeInput(input: unknown): string {
   return json === "{}" ? "" : json;
 }
 
-function oneLine(text: string, max = 120): string {
-  const line = sanitizeForTerminal(text).replace(/\s+/g, " ").trim();
+/** A single line of shown text (see `shownText`), cut to `max` characters. */
+function oneLine(redactor: Redactor, text: string, max = 120): string {
+  const line = shownText(redactor, text).replace(/\s+/g, " ").trim();
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+/**
+ * Text as it may reach the terminal: sanitized first (escape sequences removed, controls and
+ * invisible characters shown escaped), then redacted, so a token that only the sanitizer joins
+ * (`ghp_abc\x1b[0mdef…`) is redacted as printed. Markers are plain ASCII: sanitizing again
+ * (the CLI's stderr does) leaves them.
+ */
+function shownText(redactor: Redactor, text: string): string {
+  return redactor.redact(sanitizeForTerminal(text)).text;
 }
 
 /** A tool result's text without a leading word repeating its status (`denied: …`, `cancelled; …`). */
@@ -78,7 +89,7 @@ function deniedSummary(denied: readonly DeniedCall[], mode: PermissionMode | und
 
 const DIFF_PREVIEW_LINES = 40;
 
-/** The first lines of a change, indented under its tool line (sanitized by the caller's stderr). */
+/** The first lines of a change (already shown text), indented under its tool line. */
 function diffPreview(diff: string): string {
   const lines = diff.split("\n").filter((line) => !line.startsWith("===") && line !== "");
   const shown = lines.slice(0, DIFF_PREVIEW_LINES).map((line) => `    ${line}`);
@@ -89,12 +100,17 @@ function diffPreview(diff: string): string {
 /**
  * Renders the event stream for people: the answer streams to stdout, one line
  * per tool call and any failure go to stderr, and everything model-controlled
- * is stripped of terminal control sequences first.
+ * is stripped of terminal control sequences first and then redacted. Events arrive redacted
+ * by the session already (the given redactor, or pattern rules only, is a second pass on the
+ * text exactly as it will be printed).
  */
-export function createHumanPrinter(stdout: Writer, stderr: Writer, redactor?: Redactor) {
+export function createHumanPrinter(stdout: Writer, stderr: Writer, redactor: Redactor = createRedactor()) {
   const sanitizer = createTerminalSanitizer();
-  // The answer is redacted too (a model can echo a key it saw), at word boundaries.
-  const secrets = redactor ? createStreamRedactor(redactor) : undefined;
+  // The answer is redacted after sanitizing, at word boundaries of the sanitized text, so a key
+  // split by escape sequences (or across deltas) is seen whole, as the terminal would show it.
+  const secrets = createStreamRedactor(redactor);
+  const shown = (text: string) => shownText(redactor, text);
+  const line = (text: string, max?: number) => oneLine(redactor, text, max);
   const calls = new Map<string, string>();
   /** What each call would do, as tool.requested and permission.requested carried it. */
   const scopes = new Map<string, DeniedCall>();
@@ -110,8 +126,8 @@ export function createHumanPrinter(stdout: Writer, stderr: Writer, redactor?: Re
     lastChar = text.at(-1) ?? lastChar;
   };
   const endLine = () => {
-    if (secrets) out(sanitizer.push(secrets.flush()));
-    out(sanitizer.flush());
+    out(secrets.push(sanitizer.flush()));
+    out(secrets.flush());
     if (lastChar !== "\n") out("\n");
   };
 
@@ -121,13 +137,13 @@ export function createHumanPrinter(stdout: Writer, stderr: Writer, redactor?: Re
         // Text of a later step starts on its own line.
         if (printedStep !== 0 && printedStep !== event.step) endLine();
         printedStep = event.step;
-        out(sanitizer.push(secrets ? secrets.push(event.text) : event.text));
+        out(secrets.push(sanitizer.push(event.text)));
         break;
       case "run.started":
         permissionMode = event.permissionMode;
         break;
       case "tool.requested":
-        calls.set(event.callId, oneLine(summarizeInput(event.input), 80));
+        calls.set(event.callId, line(summarizeInput(event.input), 80));
         scopes.set(event.callId, { tool: event.tool, risk: event.risk, operation: event.operation, categories: event.categories ?? [] });
         break;
       case "permission.requested":
@@ -137,15 +153,15 @@ export function createHumanPrinter(stdout: Writer, stderr: Writer, redactor?: Re
         endLine();
         const summary = calls.get(event.callId) ?? "";
         if (event.status === "denied") denied.push(scopes.get(event.callId) ?? { tool: event.tool, risk: null, operation: null, categories: [] });
-        const detail = event.status === "completed" ? "" : ` (${event.status}: ${oneLine(withoutStatus(event.status, event.output), 400)})`;
-        stderr(`• ${event.tool}${summary ? ` ${summary}` : ""}${detail}\n`);
-        if (event.diff) stderr(diffPreview(event.diff));
+        const detail = event.status === "completed" ? "" : ` (${event.status}: ${line(withoutStatus(event.status, event.output), 400)})`;
+        stderr(`• ${line(event.tool)}${summary ? ` ${summary}` : ""}${detail}\n`);
+        if (event.diff) stderr(diffPreview(shown(event.diff)));
         break;
       }
       case "provider.retry": {
         endLine();
         const wait = event.delayMs >= 1000 ? `${(event.delayMs / 1000).toFixed(0)}s` : `${Math.round(event.delayMs)}ms`;
-        stderr(`zero: ${oneLine(event.error.message, 300)}; retrying in ${wait} (attempt ${event.attempt} of ${event.maxAttempts})\n`);
+        stderr(`zero: ${line(event.error.message, 300)}; retrying in ${wait} (attempt ${event.attempt} of ${event.maxAttempts})\n`);
         break;
       }
       case "guard.triggered":
@@ -153,11 +169,11 @@ export function createHumanPrinter(stdout: Writer, stderr: Writer, redactor?: Re
         break;
       case "run.failed":
         endLine();
-        stderr(`zero: ${event.error.kind === "provider" ? "provider error" : "internal error"}: ${oneLine(event.error.message, 400)}\n`);
+        stderr(`zero: ${event.error.kind === "provider" ? "provider error" : "internal error"}: ${line(event.error.message, 400)}\n`);
         break;
       case "run.completed":
         endLine();
-        if (event.status === "limit") stderr(`zero: stopped: ${guardMessage || event.reason}\n`);
+        if (event.status === "limit") stderr(`zero: stopped: ${shown(guardMessage || String(event.reason))}\n`);
         if (event.status === "cancelled") stderr("zero: cancelled\n");
         if (denied.length > 0) stderr(deniedSummary(denied, permissionMode));
         break;
