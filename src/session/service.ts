@@ -3,6 +3,7 @@ import { newSessionId } from "../protocol/ids.ts";
 import { userMessage, type Message } from "../protocol/messages.ts";
 import { createApprovalBroker, type ApprovalAnswer, type ApprovalRequest, type ApprovalResponder } from "../policy/approvals.ts";
 import { createRedactor, type Redactor } from "../security/redact.ts";
+import { withVisibleRedaction } from "../security/visible-redaction.ts";
 import type { SessionSurface, Store } from "../store/store.ts";
 import type { RuntimeEvent } from "../protocol/events.ts";
 import type { Env } from "../util/env.ts";
@@ -85,7 +86,8 @@ export type Session = {
  */
 export function createSessionService(options: SessionServiceOptions) {
   const sessions = new Map<string, Session>();
-  const redactor: Redactor = createRedactor({ knownSecrets: knownSecretValues(options.config, options.env) });
+  // One redactor for everything that leaves the process, matching secrets as written and as seen.
+  const redactor: Redactor = withVisibleRedaction(createRedactor({ knownSecrets: knownSecretValues(options.config, options.env) }));
   const resumeContext = () => ({
     workspace: options.workspace,
     surface: options.surface,

@@ -2,6 +2,7 @@ import type { LoadedConfig } from "../../config/load.ts";
 import { loadConfig } from "../../config/load.ts";
 import type { Env } from "../../util/env.ts";
 import { openStore, type Store } from "../../store/store.ts";
+import { sanitizeForTerminal } from "../../security/terminal.ts";
 import { workspaceStateDir } from "../../store/state.ts";
 import { parseCommandArgs, stringFlag } from "./args.ts";
 import { SESSIONS_HELP } from "./help.ts";
@@ -43,12 +44,13 @@ export function sessionsCommand(io: CliIo): number {
     if (values.interrupted) {
       const runs = store.listInterruptedRuns({ workspace, surface: "cli" });
       if (runs.length === 0) io.stderr("zero: no interrupted runs in this workspace\n");
-      for (const run of runs) io.stdout(`${run.id}  ${when(run.startedAt)}  session ${run.sessionId}  ${run.task.split("\n")[0]!.slice(0, 60)}\n`);
+      for (const run of runs) io.stdout(`${run.id}  ${when(run.startedAt)}  session ${run.sessionId}  ${sanitizeForTerminal(run.task.split("\n")[0]!.slice(0, 60))}\n`);
       return 0;
     }
     const sessions = store.listSessions({ workspace, surface: "cli" });
     if (sessions.length === 0) io.stderr("zero: no sessions in this workspace yet\n");
-    for (const session of sessions) io.stdout(`${session.id}  ${when(session.updatedAt)}  ${session.status.padEnd(11)}  ${session.title}\n`);
+    // Titles and tasks are the user's (or a hostile repo's) text: shown with every control and invisible character escaped.
+    for (const session of sessions) io.stdout(`${session.id}  ${when(session.updatedAt)}  ${session.status.padEnd(11)}  ${sanitizeForTerminal(session.title)}\n`);
     return 0;
   } finally {
     store.close();
