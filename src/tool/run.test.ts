@@ -1,18 +1,22 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Roots, createRoots } from "../security/roots.ts";
 import { type ArtifactStore, MAX_ARTIFACT_BYTES, createArtifactStore, parseArtifactUri } from "../store/artifacts.ts";
 import { MAX_OUTPUT_CHARS, type ToolContext, type ToolResult } from "./define.ts";
 import {
+  NON_INTERACTIVE_ENV,
   RUN_KILL_GRACE_MS,
+  RUN_MARKER_NAME,
   RUN_OUTPUT_HEAD_CHARS,
   RUN_OUTPUT_PROGRESS_MAX_CHARS,
   RUN_OUTPUT_TAIL_CHARS,
+  batchSshCommand,
   commandEnvironment,
   createOutputCollector,
   effectiveTimeout,
+  killEscapedProcesses,
   runTool,
 } from "./run.ts";
 import { makeToolContext } from "../../test/support/tool-context.ts";
@@ -204,8 +208,21 @@ describe("run: environment", () => {
       http_proxy: "http://user:pass@proxy:3128",
       NO_PROXY: "localhost,.internal",
       ZERO_CLI_TOOL: "spoofed",
+      // The user's interactive programs never reach a command.
+      EDITOR: "vim",
+      VISUAL: "code --wait",
+      GIT_EDITOR: "nano",
+      PAGER: "less",
+      GIT_PAGER: "delta",
+      GIT_ASKPASS: "/usr/lib/ssh/askpass",
+      SSH_ASKPASS: "/usr/lib/ssh/askpass",
+      DISPLAY: ":0",
+      GIT_TERMINAL_PROMPT: "1",
+      GIT_SSH_COMMAND: "ssh -i /home/u/.ssh/deploy",
     });
     expect(result).toEqual({
+      ...NON_INTERACTIVE_ENV,
+      GIT_SSH_COMMAND: "ssh -i /home/u/.ssh/deploy -o BatchMode=yes",
       PATH: "/bin",
       HOME: "/home/u",
       LC_ALL: "C",
@@ -226,6 +243,108 @@ describe("run: environment", () => {
     expect(effectiveTimeout(500_000, 120_000)).toBe(120_000);
     expect(effectiveTimeout(undefined, 1_000)).toBe(1_000);
     expect(effectiveTimeout(5_000, 1_000)).toBe(1_000);
+  });
+});
+
+describe("run: nothing waits for a person", () => {
+  /** An executable that takes `seconds` and leaves a trace, to stand in for an editor or askpass. */
+  function slowProgram(name: string, seconds: number): string {
+    const path = join(base, name);
+    writeFileSync(path, `#!/bin/sh\necho "${name} ran" >> ${join(base, `${name}.log`)}\nsleep ${seconds}\n`);
+    chmodSync(path, 0o755);
+    return path;
+  }
+
+  /** A HOME whose git config names `editor` and `askPass` too (GIT_EDITOR/GIT_ASKPASS must win). */
+  function gitHome(editor: string, askPass: string): string {
+    const home = mkdtempSync(join(base, "home-"));
+    writeFileSync(join(home, ".gitconfig"), `[user]\n\tname = t\n\temail = t@example.com\n[core]\n\teditor = ${editor}\n\taskPass = ${askPass}\n\tpager = ${editor}\n[sequence]\n\teditor = ${editor}\n`);
+    return home;
+  }
+
+  test("editors, pagers and prompts are set to things that end at once", () => {
+    expect(NON_INTERACTIVE_ENV).toEqual({
+      EDITOR: "false",
+      VISUAL: "false",
+      GIT_EDITOR: "false",
+      GIT_SEQUENCE_EDITOR: "false",
+      PAGER: "cat",
+      GIT_PAGER: "cat",
+      MANPAGER: "cat",
+      SYSTEMD_PAGER: "cat",
+      GIT_TERMINAL_PROMPT: "0",
+      GIT_ASKPASS: "",
+      SSH_ASKPASS_REQUIRE: "never",
+      GCM_INTERACTIVE: "never",
+      DEBIAN_FRONTEND: "noninteractive",
+    });
+    expect(commandEnvironment({}).CI).toBeUndefined(); // CI=true changes too much to set it
+  });
+
+  test("a user's GIT_SSH_COMMAND keeps working, in batch mode; a wrapper is not passed", () => {
+    expect(batchSshCommand("ssh -i ~/.ssh/k")).toBe("ssh -i ~/.ssh/k -o BatchMode=yes");
+    expect(batchSshCommand("/usr/bin/ssh -F cfg ")).toBe("/usr/bin/ssh -F cfg -o BatchMode=yes");
+    expect(batchSshCommand("ssh -o BatchMode=no")).toBe("ssh -o BatchMode=no");
+    expect(batchSshCommand("sshpass -p hunter2 ssh")).toBeUndefined();
+    expect(batchSshCommand("/opt/bin/my-ssh-wrapper")).toBeUndefined();
+    expect(commandEnvironment({ GIT_SSH_COMMAND: "sshpass -p hunter2 ssh" }).GIT_SSH_COMMAND).toBeUndefined();
+  });
+
+  test("git commit without -m fails at once with git's error, whatever editor the user set", async () => {
+    const editor = slowProgram("slow-editor", 30);
+    const repo = mkdtempSync(join(ws, "repo-"));
+    const env = { ...baseEnv(), HOME: gitHome(editor, editor), EDITOR: editor, VISUAL: editor, GIT_EDITOR: editor, GIT_SEQUENCE_EDITOR: editor };
+    try {
+      completed(await run({ command: "git init -q && echo x > f && git add f", cwd: repo }, { env }));
+      const started = performance.now();
+      const output = completed(await run({ command: "git commit", cwd: repo, timeoutMs: 15_000 }, { env }));
+      expect(performance.now() - started).toBeLessThan(2_000);
+      expect(output.split("\n")[0]).toBe("exit code 1");
+      expect(output).toContain("There was a problem with the editor 'false'");
+      expect(output).toContain("Please supply the message using either -m or -F option.");
+      // Interactive rebase and an annotated tag without a message: the same.
+      completed(await run({ command: "git commit -q -m one && echo y >> f && git commit -qam two", cwd: repo }, { env }));
+      const rebase = completed(await run({ command: "git rebase -i HEAD~1", cwd: repo, timeoutMs: 15_000 }, { env }));
+      expect(rebase).toContain("There was a problem with the editor 'false'");
+      const tag = completed(await run({ command: "git tag -a v1", cwd: repo, timeoutMs: 15_000 }, { env }));
+      expect(tag).toContain("There was a problem with the editor 'false'");
+      expect(performance.now() - started).toBeLessThan(5_000);
+      expect(readdirSync(base)).not.toContain("slow-editor.log"); // never started
+    } finally {
+      rmSync(repo, { recursive: true, force: true });
+    }
+  });
+
+  test("git asks for no credentials: a 401 fails at once, core.askPass and the terminal are not used", async () => {
+    const askPass = slowProgram("slow-askpass", 30);
+    const server = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: () => new Response("auth", { status: 401, headers: { "WWW-Authenticate": 'Basic realm="x"' } }),
+    });
+    try {
+      const env = { ...baseEnv(), HOME: gitHome("false", askPass), SSH_ASKPASS: askPass, GIT_ASKPASS: askPass, NO_PROXY: "*" };
+      const started = performance.now();
+      const output = completed(await run({ command: `git ls-remote http://127.0.0.1:${server.port}/repo.git`, timeoutMs: 15_000 }, { env }));
+      expect(performance.now() - started).toBeLessThan(3_000);
+      expect(output.split("\n")[0]).toBe("exit code 128");
+      expect(output).toContain("terminal prompts disabled");
+      expect(readdirSync(base)).not.toContain("slow-askpass.log");
+    } finally {
+      server.stop(true);
+    }
+  });
+
+  test("no terminal: stdin is not one and /dev/tty cannot be opened (its own session)", async () => {
+    const output = completed(await run({ command: '[ -t 0 ] || echo stdin-not-a-tty; (exec </dev/tty) 2>/dev/null || echo no-controlling-terminal; ps -o sid= -p $$ | tr -d " "; echo "$$"' }));
+    const [status, stdin, tty, sid, pid] = output.trimEnd().split("\n");
+    expect([status, stdin, tty]).toEqual(["exit code 0", "stdin-not-a-tty", "no-controlling-terminal"]);
+    expect(sid).toBe(pid); // the shell leads its own session: no controlling terminal to inherit
+  });
+
+  test("pagers print instead of waiting", async () => {
+    const output = completed(await run({ command: 'printf "a\\nb\\n" > p.txt; $PAGER p.txt; echo "$GIT_PAGER $MANPAGER"; rm p.txt', timeoutMs: 10_000 }));
+    expect(output).toBe("exit code 0\na\nb\ncat cat\n");
   });
 });
 
@@ -288,9 +407,125 @@ describe("run: stopping the process group", () => {
       expect(performance.now() - started).toBeLessThan(3_000);
       expect(output).toContain("started\n");
     } finally {
-      // The documented limit: it survives, so the test ends it (by pid).
+      // It survives the call (reported, see "escaped processes"), so the test ends it (by pid).
       for (const pid of processesMatching(`sleep ${mark}`)) process.kill(pid, "SIGKILL");
     }
+  });
+});
+
+describe("run: escaped processes", () => {
+  const isLinux = process.platform === "linux";
+
+  /** The pids a result names in its escape note. */
+  function reportedPids(output: string): number[] {
+    const note = output.split("\n").find((line) => line.startsWith("note: ")) ?? "";
+    return [...note.matchAll(/pid (\d+) `/g)].map((m) => Number(m[1]));
+  }
+
+  async function gone(pids: number[]): Promise<boolean> {
+    for (let i = 0; i < 100 && pids.some((pid) => alive(pid)); i++) await Bun.sleep(20);
+    return !pids.some((pid) => alive(pid));
+  }
+
+  /** Alive and not a zombie. */
+  function alive(pid: number): boolean {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+      const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
+      return state !== "Z" && state !== "X";
+    } catch {
+      return false;
+    }
+  }
+
+  // Each command waits a moment after starting its escapee: a shell that exits at once would find
+  // it still in the group (not yet through setsid), and the group kill would end it first.
+  test.if(isLinux)("setsid … &: reported with pid and command line; killEscapedProcesses ends it", async () => {
+    const mark = marker();
+    try {
+      const output = completed(await run({ command: `setsid sleep ${mark} & sleep 0.2; echo started` }));
+      const pids = processesMatching(`sleep ${mark}`);
+      expect(pids).toHaveLength(1);
+      const lines = output.split("\n");
+      expect(lines[0]).toBe("exit code 0");
+      expect(lines[1]).toBe(
+        `note: 1 process escaped the command's process group and is still running: pid ${pids[0]} \`sleep ${mark}\`. zero terminates it when it exits; \`kill ${pids[0]}\` stops it sooner.`,
+      );
+      expect(lines.slice(2).join("\n")).toBe("started\n");
+      const killed = killEscapedProcesses();
+      expect(killed).toContain(pids[0]!);
+      expect(await gone(pids)).toBe(true);
+      expect(killEscapedProcesses()).toEqual([]); // nothing left to do
+    } finally {
+      for (const pid of processesMatching(`sleep ${mark}`)) process.kill(pid, "SIGKILL");
+    }
+  });
+
+  test.if(isLinux)("the other ways out: nohup with redirections, job control, a double fork", async () => {
+    const marks = [marker(), marker(), marker()];
+    const commands = [
+      `nohup setsid sleep ${marks[0]} >/dev/null 2>&1 & sleep 0.2`, // holds no pipe of ours
+      `perl -e 'setpgrp(0, 0); exec "sleep", @ARGV' ${marks[1]} >/dev/null 2>&1 & sleep 0.2`, // its own process group, same session
+      `(setsid sh -c 'sleep ${marks[2]} >/dev/null 2>&1 &' &); sleep 0.2`, // the middle process exits
+    ];
+    try {
+      for (const [i, command] of commands.entries()) {
+        const output = completed(await run({ command }));
+        const pids = processesMatching(`sleep ${marks[i]}`);
+        expect(pids).toHaveLength(1);
+        expect(reportedPids(output)).toEqual(pids);
+      }
+      const all = marks.flatMap((mark) => processesMatching(`sleep ${mark}`));
+      expect(killEscapedProcesses().sort()).toEqual(all.sort());
+      expect(await gone(all)).toBe(true);
+    } finally {
+      for (const mark of marks) for (const pid of processesMatching(`sleep ${mark}`)) process.kill(pid, "SIGKILL");
+    }
+  });
+
+  test.if(isLinux)("children an escaped process starts after the call are ended with it (same marker)", async () => {
+    const [parent, child] = [marker(), marker()];
+    try {
+      const output = completed(await run({ command: `setsid sh -c 'sleep 0.3; sleep ${child} & sleep ${parent}' >/dev/null 2>&1 & sleep 0.2` }));
+      const reported = reportedPids(output); // the sh and its `sleep 0.3`: what existed at the scan
+      expect(reported.length).toBeGreaterThan(0);
+      await Bun.sleep(600);
+      const pids = [...processesMatching(`^sleep ${parent}`), ...processesMatching(`^sleep ${child}`)];
+      expect(pids).toHaveLength(2);
+      for (const pid of pids) expect(reported).not.toContain(pid); // started after the scan
+      const killed = killEscapedProcesses();
+      for (const pid of pids) expect(killed).toContain(pid);
+      expect(await gone(pids)).toBe(true);
+    } finally {
+      for (const mark of [parent, child]) for (const pid of processesMatching(`sleep ${mark}`)) process.kill(pid, "SIGKILL");
+    }
+  });
+
+  test.if(isLinux)("a process that clears its environment is not seen (the documented limit)", async () => {
+    const mark = marker();
+    try {
+      const output = completed(await run({ command: `setsid env -i sleep ${mark} >/dev/null 2>&1 & sleep 0.2` }));
+      expect(processesMatching(`sleep ${mark}`)).toHaveLength(1);
+      expect(output).toBe("exit code 0\n(no output)");
+    } finally {
+      for (const pid of processesMatching(`sleep ${mark}`)) process.kill(pid, "SIGKILL");
+    }
+  });
+
+  test("normal commands and background children of the group report nothing", async () => {
+    expect(completed(await run({ command: "echo hi; sh -c 'echo child'" }))).toBe("exit code 0\nhi\nchild\n");
+    const mark = marker();
+    expect(completed(await run({ command: `sleep ${mark} & echo started` }))).toBe("exit code 0; processes it left running in the background were terminated\nstarted\n");
+    expect(completed(await run({ command: `sleep ${mark}`, timeoutMs: 200 }))).toBe("timed out after 200 ms; the process group was terminated\n(no output)");
+    expect(processesMatching(`sleep ${mark}`)).toEqual([]);
+  });
+
+  test("the marker is in the command's environment, fresh for every call", async () => {
+    const read = async () => completed(await run({ command: `echo "$${RUN_MARKER_NAME}"` })).split("\n")[1] ?? "";
+    const [a, b] = [await read(), await read()];
+    expect(a).toMatch(/^[0-9a-f]{32}$/);
+    expect(b).toMatch(/^[0-9a-f]{32}$/);
+    expect(a).not.toBe(b);
   });
 });
 

@@ -2,11 +2,14 @@
  * The `run` tool: one non-interactive shell command.
  *
  * - `/bin/sh -c <command>`: a NON-login shell (no profile scripts), stdin is /dev/null, the process
- *   is the leader of its own process group (`detached: true`), so signals reach everything it started.
+ *   leads its own session and process group (`detached: true` = setsid), so signals reach everything
+ *   it started and there is no controlling terminal to prompt on.
  * - The working directory is checked through the roots (`resolveInRoots(..., "write")`), must exist
  *   and be a directory; the default is the workspace.
- * - The environment is `commandEnvironment(ctx.env)`: an allowlist of terminal/runtime variables,
- *   minus anything secret-like and zero's own variables; never the whole process environment.
+ * - The environment is `commandEnvironment(ctx.env)` (run-env.ts): an allowlist of terminal/runtime
+ *   variables, minus anything secret-like and zero's own variables, never the whole process
+ *   environment; editors, pagers and prompts are pointed at programs that end at once, so nothing
+ *   waits for a person (the command has no terminal: its own session, stdin /dev/null).
  * - stdout and stderr are read from two pipes and kept in arrival order as one text (decoded as
  *   streaming UTF-8 per pipe). Memory stays bounded whatever the command prints: the first
  *   RUN_OUTPUT_HEAD_CHARS and a ring of the last RUN_OUTPUT_TAIL_CHARS characters are kept for the
@@ -23,8 +26,10 @@
  *   is awaited at most RUN_OUTPUT_DRAIN_MS, so a background child holding a pipe cannot hang the call.
  *
  * Limit: a descendant that leaves the group on purpose (`setsid`, a double-forking daemon) escapes
- * the group kill; only a PID namespace (e.g. bwrap --unshare-pid) would catch it. This is not a
- * sandbox: the command can do whatever zero's user can, including network access.
+ * the group kill; only a PID namespace (e.g. bwrap --unshare-pid) would stop it. Such processes are
+ * found afterwards by the marker in their environment (run-escape.ts), named in the result, and
+ * terminated when zero exits. This is not a sandbox: the command can do whatever zero's user can,
+ * including network access.
  */
 import { spawn } from "node:child_process";
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -33,12 +38,15 @@ import type { Readable } from "node:stream";
 import { z } from "zod";
 import { reachesNetwork } from "../policy/network-command.ts";
 import { normalizeCommand } from "../policy/shell-words.ts";
-import { SECRET_ENV_NAME } from "../security/redact-rules.ts";
 import { resolveInRoots } from "../security/roots.ts";
-import type { Env } from "../util/env.ts";
 import { setSafeTimeout } from "../util/timers.ts";
 import { defineTool } from "./define.ts";
+import { commandEnvironment } from "./run-env.ts";
+import { describeEscaped, watchEscapes } from "./run-escape.ts";
 import { RUN_OUTPUT_PROGRESS_INTERVAL_MS, RUN_OUTPUT_PROGRESS_MAX_CHARS, createOutputCollector, createProgressThrottle } from "./run-output.ts";
+
+export { NON_INTERACTIVE_ENV, batchSshCommand, commandEnvironment } from "./run-env.ts";
+export { RUN_MARKER_NAME, killEscapedProcesses } from "./run-escape.ts";
 
 export {
   RUN_OUTPUT_HEAD_CHARS,
@@ -55,45 +63,6 @@ export const RUN_OUTPUT_DRAIN_MS = 250;
 export const RUN_KILL_GRACE_MS = 2_000;
 
 const GROUP_POLL_MS = 20;
-
-// Variables a normal command needs; everything else in zero's environment stays behind.
-const ALLOWED_NAMES = new Set([
-  "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "COLORTERM", "LANG", "LANGUAGE", "TZ",
-  "TMPDIR", "TMP", "TEMP", "EDITOR", "VISUAL", "PAGER", "NO_COLOR", "FORCE_COLOR", "CI",
-  "XDG_RUNTIME_DIR",
-  // Certificate locations (paths, not secrets): without them TLS fails behind corporate proxies.
-  "SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS",
-  // Toolchain locations that a non-login shell would not get from a profile.
-  "JAVA_HOME", "GOPATH", "GOROOT", "CARGO_HOME", "RUSTUP_HOME", "VIRTUAL_ENV", "BUN_INSTALL", "PNPM_HOME", "NVM_DIR",
-]);
-const ALLOWED_PATTERNS = [/^LC_[A-Z_]+$/, /^XDG_[A-Z]+_(HOME|DIRS)$/];
-/** Proxies are passed only without credentials in the URL. */
-const PROXY_NAME = /^(https?|all|no)_proxy$/i;
-const URL_WITH_CREDENTIALS = /^(?:[a-z][a-z0-9+.-]*:\/\/)?[^/@\s]+@/i;
-const ZERO_NAME = /^(ZERO_CLI_|DEVOUT_)/;
-
-/**
- * The environment of a `run` command, built from zero's by allowlist. Secret-like names and
- * zero's own variables are dropped even when allowlisted. Deliberately absent: SSH_AUTH_SOCK (the
- * user's SSH agent is a credential; a command must not sign with it unasked) and npm_config_* (when
- * zero is started by npm/npx they describe that invocation, e.g. `global`, and would leak into the
- * project's npm; npm reads its own config files anyway). `ZERO_CLI_TOOL=run` is added so scripts
- * and hooks can tell they run under zero's agent.
- */
-export function commandEnvironment(env: Env): Record<string, string> {
-  const result: Record<string, string> = {};
-  for (const [name, value] of Object.entries(env)) {
-    if (value === undefined || value.includes("\0")) continue;
-    if (SECRET_ENV_NAME.test(name) || ZERO_NAME.test(name)) continue;
-    if (PROXY_NAME.test(name)) {
-      if (!URL_WITH_CREDENTIALS.test(value)) result[name] = value;
-      continue;
-    }
-    if (ALLOWED_NAMES.has(name) || ALLOWED_PATTERNS.some((pattern) => pattern.test(name))) result[name] = value;
-  }
-  result.ZERO_CLI_TOOL = "run";
-  return result;
-}
 
 /** A per-call timeout may only shorten the configured one (limits.toolTimeoutMs). */
 export function effectiveTimeout(requested: number | undefined, callTimeoutMs: number): number {
@@ -193,17 +162,19 @@ const input = z
 export const runTool = defineTool({
   name: "run",
   description:
-    "Run one shell command and return its exit status and combined stdout/stderr. Long output is cut to head and tail with an artifact:// reference to the full text. Background processes are stopped when the command ends.",
+    "Run one shell command and return its exit status and combined stdout/stderr. Non-interactive: no terminal, empty stdin, editors/pagers/password prompts fail at once (pass messages on the command line, e.g. git commit -m). Long output is cut to head and tail with an artifact:// reference to the full text. Background processes are stopped when the command ends.",
   input,
   // The command is the target (so "always" covers this command only); one that plainly reaches
   // the network says so, for the one asked to approve it. The policy is the same either way.
   classify: ({ command }) => ({ risk: "execute", operation: "execute", target: normalizeCommand(command), categories: reachesNetwork(command) ? ["shell", "network"] : ["shell"] }),
   async execute(args, ctx) {
     const cwd = resolveCwd(ctx.roots, args.cwd);
-    const env = { ...commandEnvironment(ctx.env), PWD: cwd };
+    const escapes = watchEscapes();
+    const env = { ...commandEnvironment(ctx.env), PWD: cwd, ...escapes.env };
     const timeoutMs = effectiveTimeout(args.timeoutMs, ctx.timeoutMs);
 
     const child = spawn("/bin/sh", ["-c", args.command], { cwd, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    escapes.started(child.pid); // before any await: the shell's start time and pid bound the later scan
     // Listeners first, so a fast exit or an early error is not missed.
     const exited = new Promise<Exit>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
     const started = new Promise<void>((resolve, reject) => {
@@ -264,6 +235,8 @@ export const runTool = defineTool({
         leftovers = true;
         await terminateGroup(pgid, RUN_KILL_GRACE_MS);
       }
+      // The group is gone (or being SIGKILLed): whatever still carries the marker left it.
+      const escaped = escapes.finish(pgid);
       // Output still in the pipes arrives quickly; a pipe held open by an escaped process does not end.
       await within(drained, RUN_OUTPUT_DRAIN_MS);
       stdout.destroy();
@@ -284,6 +257,7 @@ export const runTool = defineTool({
       else if (exit?.signal) status = `killed by signal ${exit.signal}`;
       else status = "exit status unknown";
       if (leftovers) status += "; processes it left running in the background were terminated";
+      if (escaped.length > 0) status += `\n${describeEscaped(escaped)}`;
 
       const { text, truncated } = collector.finish(ctx.artifacts);
       const body = text === "" ? "(no output)" : text;
