@@ -69,7 +69,7 @@ export async function admitCall(
   stoppedBy: StopReason | undefined,
 ): Promise<Admitted> {
   const tool = input.tools.get(call.tool);
-  const prepared = tool && call.invalid === undefined ? tool.prepare(call.input, { roots: input.roots }) : undefined;
+  const prepared = tool && call.invalid === undefined ? tool.prepare(call.input, { roots: input.roots, ...(input.sensitiveFiles ? { sensitiveFiles: input.sensitiveFiles } : {}) }) : undefined;
   const classification = prepared?.ok ? prepared.classification : undefined;
   input.emit({
     type: "tool.requested",

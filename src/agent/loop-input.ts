@@ -74,6 +74,8 @@ export type LoopInput = {
   hooks?: LoopHooks;
   campaign?: CampaignCharge;
   roots: Roots;
+  /** Files the configuration reads as instructions or code: writing one is write-sensitive. */
+  sensitiveFiles?: readonly string[];
   services: ToolServices;
   /** The model's declared capabilities (image, file, audio…): media it lacks is described, not sent. */
   modelCapabilities: readonly string[];

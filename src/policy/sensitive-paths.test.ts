@@ -257,6 +257,16 @@ describe("manifests judged by content", () => {
     ["an unparseable result", "package.json", pkg(), "{ not json", true],
     ["an unparseable original", "package.json", "{ not json", pkg(), true],
     ["a JSON array", "package.json", pkg(), "[]", true],
+    // Bun keeps the first of two "scripts" keys, JSON.parse the last: a manifest that says two things asks.
+    ["a second scripts key in front", "package.json", pkg(), '{"name":"x","scripts":{"postinstall":"sh evil"},"scripts":{"test":"bun test"},"dependencies":{"a":"^1"},"version":"1.0.0"}', true],
+    ["a repeated key inside a dependency map", "package.json", pkg(), '{"name":"x","version":"1.0.0","scripts":{"test":"bun test"},"dependencies":{"a":"^1","a":"^2"}}', true],
+    // npm and yarn classic run every dependency's install scripts: code from outside the registry asks.
+    ["a git dependency added", "package.json", pkg(), pkg({ dependencies: { a: "^1", b: "github:someone/b" } }), true],
+    ["a tarball URL dependency", "package.json", pkg(), pkg({ devDependencies: { b: "https://example.com/b.tgz" } }), true],
+    ["a user/repo shorthand", "package.json", pkg(), pkg({ dependencies: { a: "someone/a" } }), true],
+    ["a file: dependency", "package.json", pkg(), pkg({ optionalDependencies: { b: "file:../b" } }), true],
+    ["an override to a git repository", "package.json", pkg(), pkg({ overrides: { a: { b: "git+https://example.com/b.git" } } }), true],
+    ["a workspace: or npm: alias stays a dependency edit", "package.json", pkg(), pkg({ dependencies: { a: "^1", b: "workspace:*", c: "npm:c@^2" } }), false],
     ["pyproject: a dependency", "pyproject.toml", '[project]\nname = "x"\ndependencies = ["a"]\n', '[project]\nname = "x"\ndependencies = ["a", "b"]\n', false],
     ["pyproject: the build backend", "pyproject.toml", '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n', '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "backend"\nbackend-path = ["."]\n', true],
     ["pyproject: a hatch build hook", "pyproject.toml", '[project]\nname = "x"\n', '[project]\nname = "x"\n[tool.hatch.build.hooks.custom]\npath = "hook.py"\n', true],

@@ -19,8 +19,10 @@
  * `package.json`, `pyproject.toml` and `Cargo.toml` are edited all the time for dependencies and
  * versions, so only a change to the fields that run code on install or build (scripts, bin,
  * install-script allowlists, hook-manager config; build-system and build hooks; build scripts and
- * proc macros) is sensitive. Dependency changes are not: which dependencies may run install
- * scripts is decided by fields that are (`trustedDependencies`, `pnpm`, `allowScripts`).
+ * proc macros) is sensitive, and so is a package.json that repeats a key or adds a dependency
+ * from outside the registry (npm and yarn classic run every dependency's install scripts).
+ * Registry dependency changes are not: they are the ordinary risk of a dependency, reviewed in
+ * the diff, and Bun/pnpm gate install scripts by fields that are sensitive.
  *
  * Matching: case-insensitive (on a case-insensitive file system `.VSCode` is `.vscode`) after
  * NFKC folding, on the path's components, like secret-paths.ts: a glob without `/` matches one
@@ -31,6 +33,7 @@
  * Known gaps (documented in docs/security.md): hooks configured in the user's global git config
  * point outside the workspace; a script that one of these files merely calls is ordinary source.
  */
+import { visit } from "jsonc-parser";
 import { posix } from "node:path";
 
 export type SensitiveKind = "zero" | "git" | "hooks" | "ci" | "editor" | "agent" | "shell" | "build";
@@ -355,8 +358,59 @@ export function manifestOf(path: string): Manifest | undefined {
 
 type Parsed = { ok: true; value: unknown } | { ok: false };
 
+/**
+ * Whether some object in the JSON text repeats a key. JSON.parse keeps the last copy of a key,
+ * Bun's package manager the first: a manifest that says two things must be asked about.
+ */
+function hasDuplicateKeys(text: string): boolean {
+  const seen: Array<Set<string>> = [];
+  let duplicate = false;
+  visit(text, {
+    onObjectBegin: () => void seen.push(new Set()),
+    onObjectEnd: () => void seen.pop(),
+    onObjectProperty: (property) => {
+      const keys = seen.at(-1);
+      if (!keys) return;
+      if (keys.has(property)) duplicate = true;
+      keys.add(property);
+    },
+  });
+  return duplicate;
+}
+
+/** Dependency fields whose specs may name code from outside the registry. */
+const DEPENDENCY_FIELDS = ["dependencies", "devDependencies", "optionalDependencies", "peerDependencies", "overrides", "resolutions"];
+
+/**
+ * A dependency spec that fetches code from elsewhere than the registry (a git repository, a
+ * tarball URL, a local path, `user/repo`): npm and yarn classic run every dependency's install
+ * scripts by default, so adding one runs code the registry never saw.
+ */
+function outsideRegistry(spec: unknown): boolean {
+  if (typeof spec !== "string") return typeof spec === "object" && spec !== null; // nested overrides: judged by their leaves below
+  return /[:/\\]/.test(spec) && !/^(?:workspace|npm|catalog):/.test(spec);
+}
+
+/** Specs in the dependency fields that are new or changed and point outside the registry. */
+function newOutsideDependencies(before: unknown, after: unknown): boolean {
+  for (const field of DEPENDENCY_FIELDS) {
+    const next = fieldAt(after, field);
+    if (next === null || typeof next !== "object" || Array.isArray(next)) continue;
+    const old = fieldAt(before, field);
+    const oldRecord = old !== null && typeof old === "object" && !Array.isArray(old) ? (old as Record<string, unknown>) : {};
+    for (const [name, spec] of Object.entries(next as Record<string, unknown>)) {
+      if (stable(oldRecord[name]) === stable(spec)) continue;
+      if (typeof spec === "object" && spec !== null) {
+        if (JSON.stringify(spec).match(/"[^"]*[:/\\][^"]*"/)) return true;
+      } else if (outsideRegistry(spec)) return true;
+    }
+  }
+  return false;
+}
+
 function parseManifest(manifest: Manifest, text: string): Parsed {
   try {
+    if (manifest === "package.json" && hasDuplicateKeys(text)) return { ok: false };
     const value: unknown = manifest === "package.json" ? JSON.parse(text) : Bun.TOML.parse(text);
     return value !== null && typeof value === "object" && !Array.isArray(value) ? { ok: true, value } : { ok: false };
   } catch {
@@ -395,5 +449,6 @@ export function manifestChangeIsSensitive(manifest: Manifest, before: string | u
   const old = parse(before);
   const next = parse(after);
   if (!old.ok || !next.ok) return true;
+  if (manifest === "package.json" && newOutsideDependencies(old.value, next.value)) return true;
   return MANIFEST_FIELDS[manifest].some((field) => stable(fieldAt(old.value, field)) !== stable(fieldAt(next.value, field)));
 }

@@ -1,3 +1,4 @@
+import { realpathSync } from "node:fs";
 import { join } from "node:path";
 import type {
   AgentProfile,
@@ -127,6 +128,21 @@ export function knownSecretValues(config: EffectiveConfig, env: Env): string[] {
   return [...names]
     .map((name) => env[name])
     .filter((value): value is string => typeof value === "string" && value.length >= 8 && !/^[A-Za-z]+$/.test(value));
+}
+
+/** Files the configuration points at that steer an agent (prompt files), canonical where they exist. */
+function configuredFiles(config: EffectiveConfig): string[] {
+  const files = new Set<string>();
+  for (const agent of Object.values(config.agents)) {
+    if (agent.promptFile === undefined) continue;
+    files.add(agent.promptFile);
+    try {
+      files.add(realpathSync(agent.promptFile));
+    } catch {
+      // Not there (yet): the configured path itself counts.
+    }
+  }
+  return [...files];
 }
 
 function pickAgent(config: EffectiveConfig): AgentProfile {
@@ -319,6 +335,7 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
         ...(execution.hooks ? { hooks: execution.hooks } : {}),
         campaign,
         roots,
+        sensitiveFiles: configuredFiles(config),
         services: {
           env: request.env,
           artifacts,

@@ -86,7 +86,14 @@ export type Classification = { risk: Risk; operation: Operation; target: string;
 export type ClassifyResult = Omit<Classification, "categories"> & { categories?: readonly CallCategory[] };
 
 /** What classification may look at: the roots, to judge a path by where it really leads. */
-export type ClassifyScope = { roots?: Roots };
+export type ClassifyScope = {
+  roots?: Roots;
+  /**
+   * Files the run's configuration reads as instructions or code (prompt files; later skills,
+   * plugins, MCP commands), canonical: changing one is sensitive like changing the config itself.
+   */
+  sensitiveFiles?: readonly string[];
+};
 
 export type RedactionSummary = { count: number; kinds: Record<string, number> };
 

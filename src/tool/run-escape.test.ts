@@ -96,7 +96,7 @@ describe.if(process.platform === "linux")("the scan", () => {
         { pid: 301, marker: MARKER, cmdline: `${long}\0` },
       ],
     });
-    expect(readStat(300, dir)).toEqual({ state: "S", pgrp: 300, startTime: 7000 });
+    expect(readStat(300, dir)).toEqual({ state: "S", pgrp: 300, tty: 0, startTime: 7000 });
     const found = findEscapedProcesses(MARKER, { procDir: dir });
     expect(found[0]).toEqual({ pid: 301, startTime: 5000, command: `${"x".repeat(ESCAPED_COMMAND_CHARS)}…` });
     expect(found[1]).toEqual({ pid: 300, startTime: 7000, command: "evil 'rm' \\x1b]0;title\\x07" });
@@ -151,6 +151,23 @@ describe.if(process.platform === "linux")("the kill", () => {
     } finally {
       stranger.kill("SIGKILL");
       marked.kill("SIGKILL");
+    }
+  });
+
+  test("a call whose tree has a process with a terminal (a person is using it) is left alone", async () => {
+    // An escaped "server", and a process of the same tree that got a terminal (as a tmux pane would).
+    const server = spawn("sleep", ["30"], { stdio: "ignore", env: { PATH: process.env.PATH, [RUN_MARKER_NAME]: MARKER } });
+    const pane = spawn("script", ["-qc", "sleep 30", "/dev/null"], { stdio: "ignore", env: { PATH: process.env.PATH, [RUN_MARKER_NAME]: MARKER } });
+    try {
+      await Bun.sleep(300);
+      const serverStat = readStat(server.pid as number);
+      if (serverStat === undefined) throw new Error("no stat");
+      trackEscaped(MARKER, [{ pid: server.pid as number, startTime: serverStat.startTime, command: "sleep 30" }], serverStat.startTime);
+      expect(killEscapedProcesses({ graceMs: 0 })).toEqual([]);
+      expect(server.exitCode).toBeNull();
+    } finally {
+      server.kill("SIGKILL");
+      pane.kill("SIGKILL");
     }
   });
 

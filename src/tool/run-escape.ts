@@ -37,7 +37,7 @@ export const ESCAPED_TRACKED = 256;
 export const ESCAPED_KILL_GRACE_MS = 250;
 
 export type EscapedProcess = { pid: number; startTime: number; command: string };
-type Stat = { state: string; pgrp: number; startTime: number };
+type Stat = { state: string; pgrp: number; tty: number; startTime: number };
 type Tracked = { pid: number; startTime: number; marker: string };
 
 const tracked = new Map<number, Tracked>();
@@ -71,9 +71,10 @@ export function readStat(pid: number | "self", procDir = "/proc"): Stat | undefi
   // The command name may hold spaces and parentheses: fields start after the LAST ")".
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   const pgrp = Number(fields[2]);
+  const tty = Number(fields[4]);
   const startTime = Number(fields[19]);
   if (fields[0] === undefined || !Number.isFinite(pgrp) || !Number.isFinite(startTime)) return undefined;
-  return { state: fields[0], pgrp, startTime };
+  return { state: fields[0], pgrp, tty: Number.isFinite(tty) ? tty : 0, startTime };
 }
 
 function carriesMarker(pid: number, markers: ReadonlySet<string>, procDir: string): string | undefined {
@@ -156,7 +157,7 @@ export type ScanOptions = {
 };
 
 /** Live processes (not zombies) that carry one of the markers, outside the call's group. */
-function scan(markers: ReadonlySet<string>, options: ScanOptions): Array<EscapedProcess & { marker: string }> {
+function scan(markers: ReadonlySet<string>, options: ScanOptions): Array<EscapedProcess & { marker: string; tty: number }> {
   const procDir = options.procDir ?? "/proc";
   if (markers.size === 0 || !canScanProcesses(procDir)) return [];
   let entries: string[];
@@ -166,7 +167,7 @@ function scan(markers: ReadonlySet<string>, options: ScanOptions): Array<Escaped
     return [];
   }
   const inWindow = pidFilter(options.window, procDir);
-  const found: Array<EscapedProcess & { marker: string }> = [];
+  const found: Array<EscapedProcess & { marker: string; tty: number }> = [];
   for (const entry of entries) {
     const code = entry.charCodeAt(0);
     if (code < 48 || code > 57) continue; // not a pid
@@ -179,7 +180,7 @@ function scan(markers: ReadonlySet<string>, options: ScanOptions): Array<Escaped
     if (options.sinceTicks !== undefined && stat.startTime < options.sinceTicks) continue;
     const marker = carriesMarker(pid, markers, procDir);
     if (marker === undefined) continue;
-    found.push({ pid, startTime: stat.startTime, command: commandLine(pid, procDir), marker });
+    found.push({ pid, startTime: stat.startTime, command: commandLine(pid, procDir), marker, tty: stat.tty });
   }
   return found.sort((a, b) => a.startTime - b.startTime || a.pid - b.pid);
 }
@@ -282,9 +283,15 @@ export function killEscapedProcesses(options: { graceMs?: number; procDir?: stri
   const targets = new Map<number, Tracked>();
   for (const entry of tracked.values()) if (stillMatches(entry, procDir)) targets.set(entry.pid, entry);
   const since = Math.min(...trackedMarkers.values());
-  for (const p of scan(new Set(trackedMarkers.keys()), { sinceTicks: since, procDir })) {
+  const carrying = scan(new Set(trackedMarkers.keys()), { sinceTicks: since, procDir });
+  for (const p of carrying) {
     if (!targets.has(p.pid)) targets.set(p.pid, { pid: p.pid, startTime: p.startTime, marker: p.marker });
   }
+  // A process with a terminal was not started by a command of ours (those never have one): a
+  // person is using what that command left running (a tmux server's pane, an editor daemon's
+  // client). That whole call's tree is left alone rather than killed under them.
+  const inUse = new Set(carrying.filter((p) => p.tty !== 0).map((p) => p.marker));
+  for (const [pid, entry] of targets) if (inUse.has(entry.marker)) targets.delete(pid);
   tracked.clear();
   trackedMarkers.clear();
   const signal = (entry: Tracked, name: NodeJS.Signals): boolean => {

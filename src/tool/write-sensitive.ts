@@ -260,15 +260,15 @@ function manifestWriteIsSensitive(manifest: Manifest, touched: Touched, value: W
  * True when the call must be asked even in accept-edits mode. Never throws (anything unexpected
  * is sensitive).
  */
-export function isSensitiveWrite(value: WriteRequest, roots: Roots | undefined): boolean {
+export function isSensitiveWrite(value: WriteRequest, roots: Roots | undefined, configured: readonly string[] = []): boolean {
   try {
-    return judge(value, roots);
+    return judge(value, roots, configured);
   } catch {
     return true;
   }
 }
 
-function judge(value: WriteRequest, roots: Roots | undefined): boolean {
+function judge(value: WriteRequest, roots: Roots | undefined, configured: readonly string[]): boolean {
   const source = value.path !== undefined ? touch(value.path, roots) : undefined;
   const destination = value.to !== undefined ? touch(value.to, roots) : undefined;
   const patched: Touched[] = [];
@@ -280,6 +280,9 @@ function judge(value: WriteRequest, roots: Roots | undefined): boolean {
 
   // By name: secret-like files and files that run code or instruct an agent.
   if (all.some((touched) => namesOf(touched).some(sensitiveName))) return true;
+
+  // Files the configuration reads as instructions or code (a prompt file replaces an agent's instructions).
+  if (configured.length > 0 && all.some((touched) => touched.resolved !== undefined && configured.some((file) => isWithin(file, touched.resolved!.path)))) return true;
 
   // By where git runs hooks from.
   const hookDirs = roots === undefined ? [] : configuredHookDirs(roots);

@@ -153,7 +153,7 @@ function makeDirectory(roots: Roots, path: string): ToolOutput {
  */
 export function classifyWrite(value: WriteRequest, scope: ClassifyScope = {}): ClassifyResult {
   const target = writeTarget(value, scope.roots);
-  if (isSensitiveWrite(value, scope.roots)) return { risk: "write", operation: "write-sensitive", target };
+  if (isSensitiveWrite(value, scope.roots, scope.sensitiveFiles)) return { risk: "write", operation: "write-sensitive", target };
   if (value.operation === "delete") return { risk: "write", operation: "write-delete", target };
   if (value.operation === "move") return { risk: "write", operation: "write-move", target };
   return { risk: "write", operation: "write-edit", target };
