@@ -7,7 +7,8 @@ import { makeToolContext } from "../../test/support/tool-context.ts";
 import { createRedactor } from "../security/redact.ts";
 import { createRoots } from "../security/roots.ts";
 import { createArtifactStore } from "../store/artifacts.ts";
-import { type ClassifyResult, MAX_OUTPUT_CHARS, type Tool, type ToolContext, type ToolOutput, defineJsonSchemaTool, defineTool, pathTarget, urlTarget } from "./define.ts";
+import { type ClassifyResult, MAX_OUTPUT_CHARS, type Tool, type ToolContext, type ToolOutput, defineJsonSchemaTool, defineTool } from "./define.ts";
+import { pathTarget, urlTarget } from "./targets.ts";
 
 const base = realpathSync(mkdtempSync(join(tmpdir(), "zero-define-")));
 const roots = createRoots({ workspace: base });

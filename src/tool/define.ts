@@ -1,17 +1,15 @@
-import { isAbsolute, join, normalize } from "node:path";
-import type { ErrorObject, ValidateFunction } from "ajv";
 import { z } from "zod";
 import { callCategories } from "../policy/rules.ts";
 import type { CallCategory, Operation, Risk } from "../protocol/events.ts";
 import type { Redaction, Redactor } from "../security/redact.ts";
 import { stripTerminalSequences } from "../security/terminal.ts";
 import { withVisibleRedaction } from "../security/visible-redaction.ts";
-import { displayPath, resolveInRoots, type Roots } from "../security/roots.ts";
+import type { Roots } from "../security/roots.ts";
 import type { ArtifactStore } from "../store/artifacts.ts";
 import type { Env } from "../util/env.ts";
 import { errorMessage } from "../util/errors.ts";
-import { canonicalPath } from "../util/paths.ts";
 import { setSafeTimeout } from "../util/timers.ts";
+import { compileJsonSchema, type InputValidator, type JsonSchema } from "./json-schema-input.ts";
 import { sniffMedia } from "./media.ts";
 import type { WebSearchAccess } from "./search.ts";
 import type { NetworkAccess } from "./url-fetch.ts";
@@ -116,7 +114,7 @@ export type ToolDefinition<Schema extends z.ZodType> = {
 };
 
 /** A JSON Schema document (draft-07, 2019-09 or 2020-12), as MCP servers and plugins declare their inputs. */
-export type JsonSchema = Record<string, unknown>;
+export type { JsonSchema } from "./json-schema-input.ts";
 
 /**
  * A tool whose input is described by a JSON Schema rather than Zod (MCP and plugin tools). The
@@ -153,195 +151,6 @@ function formatIssues(error: z.ZodError): string {
   return error.issues
     .map((issue) => `${issue.path.length > 0 ? issue.path.join(".") : "input"}: ${issue.message}`)
     .join("; ");
-}
-
-type AjvInstance = { compile(schema: object): ValidateFunction };
-type AjvClass = new (options: Record<string, unknown>) => AjvInstance;
-type Draft = "2020-12" | "2019-09" | "draft-07";
-
-const validators = new Map<Draft, AjvInstance>();
-
-/**
- * One Ajv per draft, created on first use: Ajv is loaded only when a JSON Schema tool exists
- * (it costs start-up time every run would otherwise pay). Not strict (MCP schemas carry
- * annotations and formats Ajv does not know; unknown formats are not checked), every error
- * reported, nothing logged (protocol surfaces own stdout and stderr).
- */
-function validatorFor(draft: Draft): AjvInstance {
-  let ajv = validators.get(draft);
-  if (ajv === undefined) {
-    // Literal requires, so the bundler includes them; each module is evaluated on its first call.
-    const loaded = (draft === "2020-12" ? require("ajv/dist/2020") : draft === "2019-09" ? require("ajv/dist/2019") : require("ajv")) as { default: AjvClass };
-    ajv = new loaded.default({ strict: false, allErrors: true, logger: false });
-    validators.set(draft, ajv);
-  }
-  return ajv;
-}
-
-/** The draft a schema names; undefined when it names none. Throws for one Ajv does not implement. */
-function draftOf(name: string, schema: JsonSchema): Draft | undefined {
-  const declared = schema.$schema;
-  if (declared === undefined) return undefined;
-  if (typeof declared !== "string") throw new Error(`the input schema of ${name} has a $schema that is not a string`);
-  if (declared.includes("2020-12")) return "2020-12";
-  if (declared.includes("2019-09")) return "2019-09";
-  if (declared.includes("draft-07") || declared.includes("draft-06")) return "draft-07";
-  throw new Error(`the input schema of ${name} uses ${declared}, which is not supported (use draft-07, 2019-09 or 2020-12)`);
-}
-
-/** JSON Pointer → field path as the model wrote it (`/edits/0/path` → `edits.0.path`). */
-function fieldPath(pointer: string, extra?: unknown): string {
-  const segments = pointer === "" ? [] : pointer.slice(1).split("/").map((segment) => segment.replaceAll("~1", "/").replaceAll("~0", "~"));
-  if (typeof extra === "string") segments.push(extra);
-  return segments.length > 0 ? segments.join(".") : "input";
-}
-
-const MAX_LISTED = 20;
-const MAX_ISSUES = 10;
-
-function describeValues(values: unknown): string {
-  if (!Array.isArray(values)) return "";
-  const shown = values.slice(0, MAX_LISTED).map((value) => JSON.stringify(value)).join(", ");
-  return values.length > MAX_LISTED ? `${shown}, … (${values.length} in all)` : shown;
-}
-
-/** Ajv's errors as one line a model can act on, each naming its field like the Zod messages do. */
-function formatAjvErrors(errors: readonly ErrorObject[]): string {
-  // The branches of a failed oneOf/anyOf each report their own mismatch; the combinator's own error says it better.
-  const combinators = errors.filter((e) => e.keyword === "oneOf" || e.keyword === "anyOf").map((e) => `${e.schemaPath}/`);
-  const issues: string[] = [];
-  for (const error of errors) {
-    if (combinators.some((prefix) => error.schemaPath.startsWith(prefix))) continue;
-    const params = error.params as Record<string, unknown>;
-    let issue: string;
-    switch (error.keyword) {
-      case "required":
-        issue = `${fieldPath(error.instancePath, params.missingProperty)}: required`;
-        break;
-      case "additionalProperties":
-        issue = `${fieldPath(error.instancePath, params.additionalProperty)}: not allowed (unknown field)`;
-        break;
-      case "enum":
-        issue = `${fieldPath(error.instancePath)}: must be one of ${describeValues(params.allowedValues)}`;
-        break;
-      case "const":
-        issue = `${fieldPath(error.instancePath)}: must be ${JSON.stringify(params.allowedValue)}`;
-        break;
-      case "oneOf":
-        issue = `${fieldPath(error.instancePath)}: must match exactly one of the allowed shapes${Array.isArray(params.passingSchemas) ? " (it matches several)" : ""}`;
-        break;
-      case "anyOf":
-        issue = `${fieldPath(error.instancePath)}: must match one of the allowed shapes`;
-        break;
-      default:
-        issue = `${fieldPath(error.instancePath)}: ${error.message ?? `fails ${error.keyword}`}`;
-    }
-    if (!issues.includes(issue)) issues.push(issue);
-  }
-  const shown = issues.slice(0, MAX_ISSUES).join("; ");
-  return issues.length > MAX_ISSUES ? `${shown}; and ${issues.length - MAX_ISSUES} more` : shown || "input: does not match the schema";
-}
-
-/**
- * Compiles a tool's JSON Schema once: the schema for the model (a copy, without `$schema`) and
- * the validator. The validated value is a copy of the input, so a tool can't change what was
- * recorded as the model's call.
- */
-function compileJsonSchema(name: string, schema: JsonSchema): { inputSchema: Record<string, unknown>; validate: ToolSpec["validate"] } {
-  if (schema === null || typeof schema !== "object" || Array.isArray(schema)) throw new Error(`the input schema of ${name} is not a JSON Schema object`);
-  if (schema.type !== "object") throw new Error(`the input schema of ${name} must describe an object (type: "object")`);
-  const inputSchema = structuredClone(schema);
-  delete inputSchema.$schema;
-  const draft = draftOf(name, schema);
-  // Compiled without $schema (the instance is the draft) and $id (ids would collide across tools in one instance).
-  const compilable = structuredClone(inputSchema);
-  delete compilable.$id;
-  let check: ValidateFunction;
-  try {
-    check = validatorFor(draft ?? "2020-12").compile(compilable);
-  } catch (error) {
-    if (draft !== undefined) throw new Error(`the input schema of ${name} is invalid: ${errorMessage(error)}`);
-    try {
-      // No $schema: 2020-12 first (MCP's default dialect), then draft-07 (tuple `items` arrays and the like).
-      check = validatorFor("draft-07").compile(compilable);
-    } catch {
-      throw new Error(`the input schema of ${name} is invalid: ${errorMessage(error)}`);
-    }
-  }
-  return {
-    inputSchema,
-    validate(raw) {
-      let valid: boolean;
-      try {
-        valid = check(raw) === true;
-      } catch (error) {
-        return { ok: false, error: `input: could not be validated (${errorMessage(error)})` };
-      }
-      if (!valid) return { ok: false, error: formatAjvErrors(check.errors ?? []) };
-      try {
-        return { ok: true, value: structuredClone(raw) };
-      } catch {
-        return { ok: false, error: "input: is not plain JSON data" };
-      }
-    },
-  };
-}
-
-/**
- * One path as a policy target: canonical (symlinks resolved; `entry` resolves every component
- * but the last, for operations on a link itself), workspace-relative inside the workspace,
- * absolute outside. Without roots, the path as asked, normalized. Control characters and
- * backslashes are escaped, so a target never holds a raw line break (the separator of
- * several paths) and two different paths never give the same target.
- */
-export function pathTarget(requested: string, roots: Roots | undefined, how: "path" | "entry" = "path"): string {
-  let shown: string;
-  if (roots === undefined) {
-    shown = requested === "" ? "" : normalize(requested);
-  } else {
-    let absolute: string | undefined;
-    try {
-      if (how === "entry" && !requested.endsWith("/")) {
-        const slash = requested.lastIndexOf("/");
-        const name = requested.slice(slash + 1);
-        if (name !== "" && name !== "." && name !== "..") {
-          const parent = slash === -1 ? "." : slash === 0 ? "/" : requested.slice(0, slash);
-          absolute = join(canonicalPath(parent, roots.workspace), name);
-        }
-      }
-      if (absolute === undefined) {
-        const checked = resolveInRoots(roots, requested, "read");
-        absolute = checked.ok ? checked.value.path : canonicalPath(requested, roots.workspace);
-      }
-    } catch {
-      absolute = isAbsolute(requested) ? normalize(requested) : normalize(`${roots.workspace}/${requested}`);
-    }
-    shown = displayPath(roots, absolute);
-  }
-  return escapeTarget(shown);
-}
-
-/**
- * Text as a target: control characters and backslashes escaped (JSON style) when there are
- * any, so a target never holds a raw line break and the escaping can't make two texts equal.
- */
-export function escapeTarget(text: string): string {
-  return /[\u0000-\u001f\u007f\\]/.test(text) ? JSON.stringify(text).slice(1, -1) : text;
-}
-
-/** A URL as a target: its origin and path (no credentials, query or fragment, which vary or hold secrets). */
-export function urlTarget(url: string): string {
-  try {
-    const parsed = new URL(url);
-    return escapeTarget(`${parsed.origin}${parsed.pathname}`);
-  } catch {
-    return escapeTarget(url.split(/[?#]/, 1)[0] ?? "");
-  }
-}
-
-/** Several paths as one target, one per line (see pathTarget), without repeats. */
-export function pathsTarget(paths: readonly string[]): string {
-  return [...new Set(paths)].join("\n");
 }
 
 /**
@@ -465,8 +274,7 @@ type ToolSpec = {
   name: string;
   description: string;
   inputSchema: Record<string, unknown>;
-  /** The validated value, or the issues (each naming its field) without the tool's name. */
-  validate(raw: unknown): { ok: true; value: unknown } | { ok: false; error: string };
+  validate: InputValidator;
   classify(input: unknown, scope: ClassifyScope): ClassifyResult;
   execute(input: unknown, ctx: ToolContext): Promise<ToolOutput>;
 };

@@ -4,7 +4,8 @@ import { z } from "zod";
 import { SECRET_FILE_GLOBS, isSecretLikePath } from "../policy/secret-paths.ts";
 import { displayPath, isPrivatePath, resolveInRoots } from "../security/roots.ts";
 import { isWithin } from "../util/paths.ts";
-import { defineTool, pathTarget, type ToolContext } from "./define.ts";
+import { defineTool, type ToolContext } from "./define.ts";
+import { pathTarget } from "./targets.ts";
 import { SYMBOL_LANGUAGES, type SymbolSearch, symbolNameError, symbolSearch } from "./find-symbol.ts";
 
 /** Never listed or searched, whatever the model's globs or path say: VCS internals, zero's state, dependencies. */

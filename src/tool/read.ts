@@ -6,7 +6,8 @@ import { isSecretLikePath } from "../policy/secret-paths.ts";
 import { openChecked, readHead, type OpenedPath } from "../security/files.ts";
 import { displayPath, resolveInRoots } from "../security/roots.ts";
 import { MAX_ARTIFACT_BYTES, parseArtifactUri } from "../store/artifacts.ts";
-import { defineTool, escapeTarget, pathTarget, type ToolContext, type ToolOutput, urlTarget } from "./define.ts";
+import { defineTool, type ToolContext, type ToolOutput } from "./define.ts";
+import { escapeTarget, pathTarget, urlTarget } from "./targets.ts";
 import { attachMedia, looksBinary, sniffMedia, type MediaKind } from "./media.ts";
 import { isHttpUrl, isOtherUrl, readUrl } from "./read-url.ts";
 
