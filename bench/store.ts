@@ -75,7 +75,7 @@ function buildLarge(dir: string): string {
   store.close();
   const db = new Database(path);
   db.run("PRAGMA journal_mode = WAL");
-  const insertSession = db.prepare("INSERT INTO sessions VALUES (?, 'cli', ?, ?, ?, ?)");
+  const insertSession = db.prepare("INSERT INTO sessions (id, surface, workspace, title, created_at, updated_at) VALUES (?, 'cli', ?, ?, ?, ?)");
   const insertRun = db.prepare(
     `INSERT INTO runs VALUES (?, ?, ?, NULL, 'task', 'build', 'default', 'openai', 'gpt-5', 'completed', NULL, 0, ?, 'ask', 'medium',
      '{}', '{"inputTokens":1000}', 3, 4, ?, ?, ?, 1)`,
