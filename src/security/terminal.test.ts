@@ -342,3 +342,15 @@ test("sanitizing is idempotent and no control character survives (random inputs)
     expect(once).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\u200b\u{e0041}]/u);
   }
 });
+
+test("a variation selector after a digit, # or * is kept only as part of a keycap", () => {
+  expect(sanitizeForTerminal("1\ufe0f\u20e3 #\ufe0f\u20e3 *\ufe0f\u20e3")).toBe("1\ufe0f\u20e3 #\ufe0f\u20e3 *\ufe0f\u20e3");
+  expect(sanitizeForTerminal("a1\ufe0fb")).toBe("a1\\ufe0fb");
+  expect(sanitizeForTerminal("x1\ufe0f")).toBe("x1\\ufe0f");
+  const streamed = (chunks: string[]) => {
+    const sanitizer = createTerminalSanitizer();
+    return chunks.map((chunk) => sanitizer.push(chunk)).join("") + sanitizer.flush();
+  };
+  expect(streamed(["a1\ufe0f", "\u20e3b"])).toBe("a1\ufe0f\u20e3b");
+  expect(streamed(["a1\ufe0f", "b"])).toBe("a1\\ufe0fb");
+});

@@ -117,6 +117,8 @@ const EMOJI = /^\p{Emoji}$/u;
 const LETTER_OR_MARK = /^[\p{L}\p{M}]$/u;
 
 const isPictographic = (point: number) => point >= 0xa9 && EXTENDED_PICTOGRAPHIC.test(String.fromCodePoint(point));
+const KEYCAP = 0x20e3;
+const isKeycapBase = (point: number) => (point >= 0x30 && point <= 0x39) || point === 0x23 || point === 0x2a;
 const isSkinTone = (point: number) => point >= 0x1f3fb && point <= 0x1f3ff;
 const isJoiningLetter = (point: number) => point >= 0x0590 && LETTER_OR_MARK.test(String.fromCodePoint(point));
 
@@ -125,7 +127,13 @@ const isJoiningLetter = (point: number) => point >= 0x0590 && LETTER_OR_MARK.tes
  * as itself, -1 when none) and `next` (-1 at the end).
  */
 function keepsInContext(point: number, previous: number, next: number): boolean {
-  if (point === VS15 || point === VS16) return previous >= 0 && EMOJI.test(String.fromCodePoint(previous));
+  if (point === VS15 || point === VS16) {
+    if (previous < 0) return false;
+    // Digits, # and * are "emoji" only as keycaps: after them a selector must be followed by U+20E3,
+    // or it would ride invisibly on ordinary text.
+    if (isKeycapBase(previous)) return next === KEYCAP;
+    return EMOJI.test(String.fromCodePoint(previous));
+  }
   if (previous < 0 || next < 0) return false;
   if (point === ZWJ && (isPictographic(previous) || isSkinTone(previous) || previous === VS16) && isPictographic(next)) return true;
   return isJoiningLetter(previous) && isJoiningLetter(next);
@@ -283,8 +291,10 @@ function scan(state: ScanState, text: string, view: View, final: boolean, source
     if (!keep && view === "terminal" && (codePoint === ZWJ || codePoint === ZWNJ || codePoint === VS15 || codePoint === VS16)) {
       const previous = runStart >= 0 ? codePointBefore(text, index) : state.previous;
       const joiner = codePoint === ZWJ || codePoint === ZWNJ;
-      const next = joiner ? codePointAt(text, index + width) : -1;
-      if (joiner && next < 0 && !final) break; // a joiner is decided by what follows it
+      // A joiner, and a selector after a keycap base, are decided by what follows them.
+      const looksAhead = joiner || isKeycapBase(previous);
+      const next = looksAhead ? codePointAt(text, index + width) : -1;
+      if (looksAhead && next < 0 && !final) break;
       keep = keepsInContext(codePoint, previous, next < 0 ? -1 : next);
     }
     if (keep) {
