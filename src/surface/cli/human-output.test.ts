@@ -1,3 +1,4 @@
+import { createRedactor } from "../../security/redact.ts";
 import { describe, expect, test } from "bun:test";
 import type { RuntimeEvent } from "../../protocol/events.ts";
 import { sanitizeForTerminal } from "../../security/terminal.ts";
@@ -12,6 +13,7 @@ function render(events: Body[]): { stdout: string; stderr: string[] } {
   const print = createHumanPrinter(
     (text) => (stdout += text),
     (text) => (stderr += text),
+    createRedactor(),
   );
   for (const event of events) print(event as unknown as RuntimeEvent);
   return { stdout, stderr: stderr.split("\n").filter((line) => line !== "") };

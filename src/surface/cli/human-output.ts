@@ -1,7 +1,7 @@
 import type { PermissionMode } from "../../config/schema.ts";
 import { MODE_RULES, evaluate } from "../../policy/rules.ts";
 import type { CallCategory, Operation, Risk, RuntimeEvent } from "../../protocol/events.ts";
-import { createRedactor, type Redactor } from "../../security/redact.ts";
+import type { Redactor } from "../../security/redact.ts";
 import { createStreamRedactor } from "../../security/stream-redactor.ts";
 import { createTerminalSanitizer, sanitizeForTerminal } from "../../security/terminal.ts";
 
@@ -24,7 +24,7 @@ function summarizeInput(input: unknown): string {
 }
 
 /** A single line of shown text (see `shownText`), cut to `max` characters. */
-function oneLine(redactor: Redactor, text: string, max = 120): string {
+function oneLine(redactor: Redactor | undefined, text: string, max = 120): string {
   const line = shownText(redactor, text).replace(/\s+/g, " ").trim();
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
@@ -35,8 +35,9 @@ function oneLine(redactor: Redactor, text: string, max = 120): string {
  * (`ghp_abc\x1b[0mdef…`) is redacted as printed. Markers are plain ASCII: sanitizing again
  * (the CLI's stderr does) leaves them.
  */
-function shownText(redactor: Redactor, text: string): string {
-  return redactor.redact(sanitizeForTerminal(text)).text;
+function shownText(redactor: Redactor | undefined, text: string): string {
+  const sanitized = sanitizeForTerminal(text);
+  return redactor ? redactor.redact(sanitized).text : sanitized;
 }
 
 /** A tool result's text without a leading word repeating its status (`denied: …`, `cancelled; …`). */
@@ -100,15 +101,15 @@ function diffPreview(diff: string): string {
 /**
  * Renders the event stream for people: the answer streams to stdout, one line
  * per tool call and any failure go to stderr, and everything model-controlled
- * is stripped of terminal control sequences first and then redacted. Events arrive redacted
- * by the session already (the given redactor, or pattern rules only, is a second pass on the
- * text exactly as it will be printed).
+ * is stripped of terminal control sequences. Events from the session service arrive redacted
+ * already (as written and as they will be seen), so the CLI passes no redactor; one given here
+ * (events from elsewhere) runs on the text exactly as it will be printed.
  */
-export function createHumanPrinter(stdout: Writer, stderr: Writer, redactor: Redactor = createRedactor()) {
+export function createHumanPrinter(stdout: Writer, stderr: Writer, redactor?: Redactor) {
   const sanitizer = createTerminalSanitizer();
-  // The answer is redacted after sanitizing, at word boundaries of the sanitized text, so a key
-  // split by escape sequences (or across deltas) is seen whole, as the terminal would show it.
-  const secrets = createStreamRedactor(redactor);
+  // With a redactor the answer is redacted after sanitizing, at word boundaries of the sanitized
+  // text, so a key split by escape sequences (or across deltas) is seen whole.
+  const secrets = redactor ? createStreamRedactor(redactor) : { push: (text: string) => text, flush: () => "" };
   const shown = (text: string) => shownText(redactor, text);
   const line = (text: string, max?: number) => oneLine(redactor, text, max);
   const calls = new Map<string, string>();
