@@ -3,6 +3,7 @@ import type { StopReason, ToolStatus } from "../protocol/events.ts";
 import type { ToolResultOutput, ToolResultPart } from "../protocol/messages.ts";
 import { evaluate } from "../policy/rules.ts";
 import type { MediaPart, RedactionSummary, ToolResult } from "../tool/define.ts";
+import { stableJson } from "../util/stable-json.ts";
 import type { LoopInput } from "./loop-input.ts";
 
 /** Run-wide state the guards and tools need; mutated as calls are made. */
@@ -17,13 +18,6 @@ export type Answered = { part: ToolResultPart; state: ToolStatus; stop?: StopRea
 export type Admitted =
   | { kind: "answered"; answered: Answered }
   | { kind: "runnable"; /** read-only: may run beside other read-only calls */ parallel: boolean; run(): Promise<Answered> };
-
-function stableJson(value: unknown): string {
-  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "undefined";
-  if (Array.isArray(value)) return `[${value.map(stableJson).join(",")}]`;
-  const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(",")}}`;
-}
 
 const ARTIFACT_REF = /artifact:\/\/([0-9a-f]{64})/g;
 

@@ -109,10 +109,17 @@ function globSource(glob: string): string {
     .join("[^/]*");
 }
 
-// One regex for the whole list (a single test per path, as find checks every path it reports):
-// some glob must match a run of whole components, starting and ending at component boundaries.
+/**
+ * One regex for a list of globs over `/`-joined components: some glob must match a run of whole
+ * components, starting and ending at component boundaries (a leading `**` + `/`: at any depth).
+ */
+export function componentGlobPattern(globs: readonly string[]): RegExp {
+  return new RegExp(`(?:^|/)(?:${globs.map(globSource).join("|")})(?:/|$)`);
+}
+
+// One regex for the whole list (a single test per path, as find checks every path it reports).
 // Immutable and derived from the constant list, so it is no ambient state.
-const SECRET_PATH = new RegExp(`(?:^|/)(?:${SECRET_FILE_GLOBS.map(globSource).join("|")})(?:/|$)`);
+const SECRET_PATH = componentGlobPattern(SECRET_FILE_GLOBS);
 
 /**
  * True when the path, or a directory it lies in, has a secret-like name. Judged on the text of

@@ -35,6 +35,8 @@
  */
 import { visit } from "jsonc-parser";
 import { posix } from "node:path";
+import { stableJson } from "../util/stable-json.ts";
+import { componentGlobPattern } from "./secret-paths.ts";
 
 export type SensitiveKind = "zero" | "git" | "hooks" | "ci" | "editor" | "agent" | "shell" | "build";
 
@@ -259,19 +261,10 @@ export const SENSITIVE_PATH_GROUPS: readonly SensitiveGroup[] = Object.freeze([
   },
 ] satisfies SensitiveGroup[]);
 
-/** A glob as a regex over `/`-joined components: `*` never crosses a `/` (same as secret-paths.ts). */
-function globSource(glob: string): string {
-  const rest = glob.startsWith("**/") ? glob.slice(3) : glob;
-  return rest
-    .split("*")
-    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
-    .join("[^/]*");
-}
-
 // One regex per group, derived from the constant list (no ambient state).
 const GROUP_PATTERNS: readonly { group: SensitiveGroup; pattern: RegExp }[] = SENSITIVE_PATH_GROUPS.map((group) => ({
   group,
-  pattern: new RegExp(`(?:^|/)(?:${group.globs.map(globSource).join("|")})(?:/|$)`),
+  pattern: componentGlobPattern(group.globs),
 }));
 
 /**
@@ -399,7 +392,7 @@ function newOutsideDependencies(before: unknown, after: unknown): boolean {
     const old = fieldAt(before, field);
     const oldRecord = old !== null && typeof old === "object" && !Array.isArray(old) ? (old as Record<string, unknown>) : {};
     for (const [name, spec] of Object.entries(next as Record<string, unknown>)) {
-      if (stable(oldRecord[name]) === stable(spec)) continue;
+      if (stableJson(oldRecord[name]) === stableJson(spec)) continue;
       if (typeof spec === "object" && spec !== null) {
         if (JSON.stringify(spec).match(/"[^"]*[:/\\][^"]*"/)) return true;
       } else if (outsideRegistry(spec)) return true;
@@ -427,18 +420,6 @@ function fieldAt(value: unknown, dotted: string): unknown {
   return current;
 }
 
-/** JSON with sorted keys, so a reordering is not a change. */
-function stable(value: unknown): string {
-  if (value === undefined) return "undefined";
-  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "undefined";
-  if (Array.isArray(value)) return `[${value.map(stable).join(",")}]`;
-  const record = value as Record<string, unknown>;
-  return `{${Object.keys(record)
-    .sort()
-    .map((key) => `${JSON.stringify(key)}:${stable(record[key])}`)
-    .join(",")}}`;
-}
-
 /**
  * Whether changing a manifest from `before` to `after` (undefined: the file does not exist) touches
  * a field that runs code (MANIFEST_FIELDS). Fails closed: text that does not parse is sensitive
@@ -450,5 +431,5 @@ export function manifestChangeIsSensitive(manifest: Manifest, before: string | u
   const next = parse(after);
   if (!old.ok || !next.ok) return true;
   if (manifest === "package.json" && newOutsideDependencies(old.value, next.value)) return true;
-  return MANIFEST_FIELDS[manifest].some((field) => stable(fieldAt(old.value, field)) !== stable(fieldAt(next.value, field)));
+  return MANIFEST_FIELDS[manifest].some((field) => stableJson(fieldAt(old.value, field)) !== stableJson(fieldAt(next.value, field)));
 }
