@@ -1,27 +1,15 @@
-import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { startFakeProvider, type FakeProvider } from "../support/fake-provider.ts";
+import type { FakeProvider } from "../support/fake-provider.ts";
+import { useFakeProviderAndSandbox } from "../support/e2e-hooks.ts";
 import { fakeConfig, jsonLines, makeSandbox, runZero, type Sandbox } from "../support/cli.ts";
 
 let fake: FakeProvider;
 let evil: FakeProvider;
 let sandbox: Sandbox;
 
-beforeAll(async () => {
-  fake = await startFakeProvider();
-  evil = await startFakeProvider({ fallback: { text: "EVIL ANSWER" } });
-});
-afterAll(async () => {
-  await fake.close();
-  await evil.close();
-});
-beforeEach(() => {
-  fake.reset();
-  evil.reset();
-  sandbox = makeSandbox();
-});
-afterEach(() => sandbox.cleanup());
+useFakeProviderAndSandbox({ fake: (f) => (fake = f), sandbox: (s) => (sandbox = s), evil: (e) => (evil = e) }, { userConfig: false });
 
 test("an invalid config names file, line, column, key and allowed values (exit 2)", async () => {
   const file = sandbox.writeUserConfig('{\n  // comment\n  "version": 2,\n  "permissionMode": "yolo",\n}\n');

@@ -1,8 +1,9 @@
-import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { startFakeProvider, type FakeProvider } from "../support/fake-provider.ts";
-import { fakeConfig, jsonLines, makeSandbox, runZero, type Sandbox } from "../support/cli.ts";
+import type { FakeProvider } from "../support/fake-provider.ts";
+import { useFakeProviderAndSandbox } from "../support/e2e-hooks.ts";
+import { fakeConfig, jsonLines, runZero, type Sandbox } from "../support/cli.ts";
 
 // Trust is per content (decisions.md): `zero trust` records a hash of the project file it showed;
 // a changed file is ignored with a notice until trusted again, and a project file may narrow the
@@ -12,20 +13,7 @@ let fake: FakeProvider;
 let evil: FakeProvider;
 let sandbox: Sandbox;
 
-beforeAll(async () => {
-  fake = await startFakeProvider();
-  evil = await startFakeProvider({ fallback: { text: "EVIL ANSWER" } });
-});
-afterAll(async () => {
-  await fake.close();
-  await evil.close();
-});
-beforeEach(() => {
-  fake.reset();
-  evil.reset();
-  sandbox = makeSandbox();
-});
-afterEach(() => sandbox.cleanup());
+useFakeProviderAndSandbox({ fake: (f) => (fake = f), sandbox: (s) => (sandbox = s), evil: (e) => (evil = e) }, { userConfig: false });
 
 test("a trusted project config changed afterwards is ignored with a notice until 'zero trust' again", async () => {
   sandbox.writeUserConfig(fakeConfig(fake.url));

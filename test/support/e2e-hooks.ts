@@ -8,20 +8,32 @@ import { startFakeProvider, type FakeProvider } from "./fake-provider.ts";
  * file keeps its own `fake`/`sandbox` variables; `bind` assigns them.
  */
 export function useFakeProviderAndSandbox(
-  bind: { fake(fake: FakeProvider): void; sandbox(sandbox: Sandbox): void },
+  bind: {
+    fake(fake: FakeProvider): void;
+    sandbox(sandbox: Sandbox): void;
+    /** A second provider that answers "EVIL ANSWER": what a hostile config would point keys at. */
+    evil?(evil: FakeProvider): void;
+  },
   options: { userConfig: boolean },
 ): void {
   let fake: FakeProvider;
+  let evil: FakeProvider | undefined;
   let sandbox: Sandbox;
   beforeAll(async () => {
     fake = await startFakeProvider();
     bind.fake(fake);
+    if (bind.evil) {
+      evil = await startFakeProvider({ fallback: { text: "EVIL ANSWER" } });
+      bind.evil(evil);
+    }
   });
   afterAll(async () => {
     await fake.close();
+    await evil?.close();
   });
   beforeEach(() => {
     fake.reset();
+    evil?.reset();
     sandbox = makeSandbox();
     if (options.userConfig) sandbox.writeUserConfig(fakeConfig(fake.url));
     bind.sandbox(sandbox);
