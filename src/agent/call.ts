@@ -130,6 +130,11 @@ export async function admitCall(
 
   const { risk, operation } = prepared.classification;
   const { target, categories } = prepared.classification;
+  const outOfScope = input.scope?.({ tool: call.tool, operation, target });
+  if (outOfScope !== undefined) {
+    input.emit({ type: "permission.decided", callId: call.callId, tool: call.tool, decision: "deny", source: "scope", reason: outOfScope });
+    return done(answer("denied", { type: "execution-denied", reason: outOfScope }, `denied: ${outOfScope}`));
+  }
   const verdict = evaluate(input.rules, { tool: call.tool, risk, operation, target, categories }, input.permissionMode);
   let allowed = verdict.decision === "allow";
   let reason = verdict.reason;
@@ -173,7 +178,8 @@ export async function admitCall(
         ...(input.services.network ? { network: input.services.network } : {}),
         ...(input.services.webSearch ? { webSearch: input.services.webSearch } : {}),
         ask: (question) => input.ask(question, input.signal),
-        ...(input.services.spawnChild ? { spawnChild: input.services.spawnChild } : {}),
+        ...(input.services.delegation ? { delegation: input.services.delegation } : {}),
+        ...(input.services.updatePlan ? { updatePlan: input.services.updatePlan } : {}),
       });
       await input.hooks?.afterToolCall?.(hookCall, result);
       return answer(result.status, modelOutput(input, result), result.output, {

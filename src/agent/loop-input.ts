@@ -7,7 +7,7 @@ import type { Rule } from "../policy/rules.ts";
 import type { Redactor } from "../security/redact.ts";
 import type { Roots } from "../security/roots.ts";
 import type { ArtifactStore } from "../store/artifacts.ts";
-import type { AskRequest, Classification, SpawnChild, Tool, ToolResult } from "../tool/define.ts";
+import type { AskRequest, Classification, Delegation, PlanItem, Tool, ToolResult } from "../tool/define.ts";
 import type { WebSearchAccess } from "../tool/search.ts";
 import type { NetworkAccess } from "../tool/url-fetch.ts";
 import type { Env } from "../util/env.ts";
@@ -54,8 +54,10 @@ export type ToolServices = {
   redactor: Redactor;
   network?: NetworkAccess;
   webSearch?: WebSearchAccess;
-  /** Starts a child run (filled by delegation; absent until then). */
-  spawnChild?: SpawnChild;
+  /** Child runs of this run (the delegate tool); absent where the run may not delegate. */
+  delegation?: Delegation;
+  /** The run's progress ledger changed (todo tool). */
+  updatePlan?(items: PlanItem[]): void;
 };
 
 export type LoopInput = {
@@ -74,6 +76,11 @@ export type LoopInput = {
   hooks?: LoopHooks;
   campaign?: CampaignCharge;
   roots: Roots;
+  /**
+   * A task scope narrower than the roots (a path-scoped child): says why a call is outside it,
+   * before policy is asked. Only ever narrows.
+   */
+  scope?(call: { tool: string; operation: string; target: string }): string | undefined;
   /** Files the configuration reads as instructions or code: writing one is write-sensitive. */
   sensitiveFiles?: readonly string[];
   services: ToolServices;

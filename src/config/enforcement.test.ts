@@ -85,22 +85,19 @@ describe("tool names in profiles", () => {
 });
 
 describe("what is not enforced yet", () => {
-  test("tools: delegate and MCP tools are not available; the five built tools are", () => {
-    expect(toolMark("delegate")).toBe("not yet available");
+  test("tools: MCP tools are not available yet; the six core tools are", () => {
     expect(toolMark("mcp:docs:*")).toBe("not yet available");
-    for (const tool of ["read", "write", "run", "find", "search"]) expect(toolMark(tool)).toBeUndefined();
+    for (const tool of PROFILE_CORE_TOOLS) expect(toolMark(tool)).toBeUndefined();
   });
 
-  test("fields: delegation, skills and MCP settings are marked; model, mode and budgets are live", () => {
+  test("fields: skills and MCP settings are marked; delegation settings, model, mode and budgets are live", () => {
     for (const field of ["skills", "mcpServers"] as const) expect(fieldMark(field)).toBe("not yet available");
-    for (const field of ["canDelegateTo", "accepts", "maxChildren"] as const) expect(fieldMark(field)).toBe("not yet enforced");
-    const live = ["model", "permissionMode", "tools", "maxSteps", "maxToolCalls", "maxTokens", "timeoutMs", "prompt", "promptFile"] as const;
+    const live = ["model", "permissionMode", "tools", "maxSteps", "maxToolCalls", "maxTokens", "timeoutMs", "prompt", "promptFile", "canDelegateTo", "accepts", "maxChildren", "workspaceMode"] as const;
     for (const field of live) expect(fieldMark(field)).toBeUndefined();
   });
 
-  test("workspace modes: only the shared workspace is enforced", () => {
-    expect(workspaceModeMark("shared-write")).toBeUndefined();
-    for (const mode of ["shared-readonly", "git-worktree", "scratch"] as const) expect(workspaceModeMark(mode)).toBe("not yet enforced");
-    expect(NOT_YET_ENFORCED.workspaceModes).not.toContain("shared-write");
+  test("workspace modes: all four are enforced", () => {
+    for (const mode of ["shared-readonly", "shared-write", "git-worktree", "scratch"] as const) expect(workspaceModeMark(mode)).toBeUndefined();
+    expect(NOT_YET_ENFORCED.workspaceModes).toEqual([]);
   });
 });

@@ -31,15 +31,12 @@ export const NOT_YET_ENFORCED: {
   /** Workspace modes whose isolation is not built (a run uses the shared workspace as is). */
   readonly workspaceModes: readonly WorkspaceMode[];
 } = {
-  tools: ["delegate", "mcp:*"],
+  tools: ["mcp:*"],
   fields: {
     skills: "not yet available",
     mcpServers: "not yet available",
-    canDelegateTo: "not yet enforced",
-    accepts: "not yet enforced",
-    maxChildren: "not yet enforced",
   },
-  workspaceModes: ["shared-readonly", "git-worktree", "scratch"],
+  workspaceModes: [],
 };
 
 /** "not yet available" when no tool source offers `name` yet. */

@@ -179,8 +179,8 @@ export const permissionDecidedSchema = z.object({
   callId: z.string(),
   tool: z.string(),
   decision: z.enum(["allow", "deny"]),
-  /** `mode`: decided by the permission mode; `once`/`always`: a responder answered; `session`: an earlier "always"; `no-responder`: headless; `failed`: asking failed. */
-  source: z.enum(["mode", "once", "always", "session", "no-responder", "failed"]),
+  /** `scope`: outside a delegated task's path scope; `mode`: decided by the permission mode; `once`/`always`: a responder answered; `session`: an earlier "always"; `no-responder`: headless; `failed`: asking failed. */
+  source: z.enum(["mode", "once", "always", "session", "no-responder", "failed", "scope"]),
   reason: z.string(),
 });
 
@@ -281,6 +281,40 @@ export const runCompletedSchema = z.object({
   durationMs: z.number().nonnegative(),
 });
 
+/** A child run was started (or a follow-up queued) by one of this run's delegate calls. */
+export const agentSpawnedSchema = z.object({
+  ...base,
+  type: z.literal("agent.spawned"),
+  callId: z.string(),
+  childRunId: z.string(),
+  taskId: z.string(),
+  taskName: z.string(),
+  agent: z.string(),
+  deliverable: z.string(),
+  workspaceMode: z.string(),
+  permissionMode: permissionModeSchema,
+  background: z.boolean(),
+  /** A `send` follow-up on an existing child rather than a new one. */
+  followUp: z.boolean(),
+});
+
+/** A child run of this run ended; `result` is its validated AgentResult envelope. */
+export const agentCompletedSchema = z.object({
+  ...base,
+  type: z.literal("agent.completed"),
+  childRunId: z.string(),
+  taskId: z.string(),
+  status: z.string(),
+  result: z.record(z.string(), z.unknown()),
+});
+
+/** The run's progress ledger (todo) as it now stands. */
+export const planUpdatedSchema = z.object({
+  ...base,
+  type: z.literal("plan.updated"),
+  items: z.array(z.object({ content: z.string(), status: z.enum(["pending", "in_progress", "completed"]) })),
+});
+
 export const runtimeEventSchema = z.discriminatedUnion("type", [
   runStartedSchema,
   stepStartedSchema,
@@ -298,6 +332,9 @@ export const runtimeEventSchema = z.discriminatedUnion("type", [
   providerRetrySchema,
   runFailedSchema,
   runCompletedSchema,
+  agentSpawnedSchema,
+  agentCompletedSchema,
+  planUpdatedSchema,
 ]);
 
 export type RuntimeEvent = z.infer<typeof runtimeEventSchema>;
@@ -310,6 +347,15 @@ export type EventBody = RuntimeEvent extends infer E
     ? Omit<E, "eventId" | "sequence" | "timestamp" | "runId">
     : never
   : never;
+
+/**
+ * An event of a delegated child run (children's events carry their parent's id). The public
+ * protocols (stream-json, host) show only the root run: child activity reaches them as the
+ * parent's delegate call and its result; `run --json` shows the whole tree.
+ */
+export function isChildEvent(event: RuntimeEvent): boolean {
+  return typeof (event as { parentRunId?: unknown }).parentRunId === "string";
+}
 
 /** Exit codes shared by every surface (decisions.md). */
 export const EXIT = { ok: 0, internal: 1, usage: 2, provider: 3, limit: 4, cancelled: 130 } as const;

@@ -65,6 +65,9 @@ export function resolveSessionResume(storeOrNone: Store | undefined, ref: string
     );
   }
   const what = `session ${session.id}`;
+  if (session.parentSessionId) {
+    throw new UsageError(`${what} is a delegated child's conversation inside session ${session.parentSessionId}; resume that session and continue the child with delegate send`);
+  }
   if (session.surface !== ctx.surface) throw new UsageError(`${what} belongs to the ${session.surface} surface; zero run resumes only ${ctx.surface} sessions`);
   if (session.workspace !== ctx.workspace) throw new UsageError(`${what} belongs to the workspace ${session.workspace}, not ${ctx.workspace}`);
   const checkpoint = store.latestCheckpoint({ sessionId: session.id });

@@ -37,7 +37,7 @@ test("a child run names its parent and root, sits one level deeper, and charges 
     workspace: sandbox.workspace,
     task: "look around",
     surface: "cli",
-    parent: { runId: "run_20260101_root", rootId: "run_20260101_root", depth: 0, campaign },
+    parent: { runId: "run_20260101_root", rootId: "run_20260101_root", depth: 0, campaign, sessionId: "zero_20260101000000_abc" },
   });
   const events: RuntimeEvent[] = [];
   const outcome = await prepared.execute({

@@ -1,4 +1,3 @@
-import { realpathSync } from "node:fs";
 import { join } from "node:path";
 import type {
   AgentProfile,
@@ -9,7 +8,6 @@ import type {
   Speed,
   WorkDepth,
 } from "../config/schema.ts";
-import { DEFAULT_MAX_STEPS, EMERGENCY_TOOL_CALLS } from "../config/defaults.ts";
 import { configDir, stateDir } from "../config/paths.ts";
 import { createArtifactStore } from "../store/artifacts.ts";
 import { workspaceStateDir } from "../store/state.ts";
@@ -20,15 +18,23 @@ import { exitCodeFor, type RuntimeEvent, type StopReason, type Usage } from "../
 import { newRunId } from "../protocol/ids.ts";
 import { userMessage, type Message } from "../protocol/messages.ts";
 import type { ApprovalBroker } from "../policy/approvals.ts";
-import { MODE_RULES } from "../policy/rules.ts";
+import { MODE_RULES, mostRestrictive } from "../policy/rules.ts";
 import type { Redactor } from "../security/redact.ts";
-import { SECRET_ENV_NAME } from "../security/redact-rules.ts";
 import { createRoots, type Roots } from "../security/roots.ts";
 import type { AskRequest } from "../tool/define.ts";
 import { runLoop } from "../agent/loop.ts";
 import { assembleSystemPrompt } from "../agent/prompt.ts";
 import type { Env } from "../util/env.ts";
 import { UsageError, errorMessage } from "../util/errors.ts";
+import { configuredFiles, pickAgent, pickModel } from "./run-inputs.ts";
+import { campaignCeilings, runCeilings } from "../config/work-depth.ts";
+import { createTodoTool } from "../tool/todo.ts";
+import type { PlanItem } from "../tool/define.ts";
+import { scopeGuard, type PathScope } from "./delegation/contract.ts";
+import type { Lease } from "./delegation/slots.ts";
+import type { ChildMeta, DelegationProvider } from "./delegation/types.ts";
+
+export { knownSecretValues } from "./run-inputs.ts";
 import { setSafeTimeout } from "../util/timers.ts";
 import { createEmitter, type EventListener } from "./emitter.ts";
 import { createEventRedaction } from "./event-redaction.ts";
@@ -67,10 +73,31 @@ export type RunRequest = {
   toolSources?: readonly ToolSource[];
   /** Set for a child run: who started it, and the campaign it charges (delegation fills this). */
   parent?: ParentLink;
+  /** The profile to run; default: the configured default agent (a child names its own). */
+  agentName?: string;
+  /** A child's own settings: its id, scope, tools it must not have, and what its checkpoints keep. */
+  child?: ChildSetup;
+  /** Gives the run its delegation capability (the session's coordinator). */
+  delegation?: DelegationProvider;
+};
+
+/** How a child run differs from a root run (see session/delegation). */
+export type ChildSetup = {
+  /** The child's run id; a follow-up turn (`send`) keeps it. */
+  runId: string;
+  /** The last event sequence of earlier turns: a follow-up continues the numbering. */
+  startSequence: number;
+  /** Tools removed from its profile's list (a path-scoped child has no `run`). */
+  withoutTools: readonly string[];
+  scope?: PathScope;
+  /** Kept in its checkpoints, so it can be inspected and continued after a restart. */
+  meta(): ChildMeta;
+  /** What it holds (a concurrency slot, a writer gate), lent back while it waits on its own children. */
+  leases: Lease[];
 };
 
 /** A child run's link to its parent: its events name parent and root, and it spends the root's campaign. */
-export type ParentLink = { runId: string; rootId: string; depth: number; campaign: Campaign };
+export type ParentLink = { runId: string; rootId: string; depth: number; campaign: Campaign; /** The user's session the tree belongs to. */ sessionId: string };
 
 /** What the session hands a prepared run when its turn comes (the session is claimed by then). */
 export type RunExecution = {
@@ -94,6 +121,7 @@ export type RunOutcome = {
   runId: string;
   sessionId: string;
   status: Extract<RuntimeEvent, { type: "run.completed" }>["status"];
+  reason: StopReason | null;
   exitCode: number;
   text: string;
   history: Message[];
@@ -111,53 +139,6 @@ export type PreparedRun = {
   cancel(): void;
 };
 
-const CANONICAL_KEY_VARIABLES = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "KIMI_API_KEY", "NEBIUS_API_KEY", "AI_GATEWAY_API_KEY", "BRAVE_SEARCH_API_KEY"];
-
-/**
- * The secret values zero itself can see: every key variable the config names,
- * the providers' canonical variables, and any variable named like a secret.
- * Their exact text is scrubbed from tool output wherever it appears.
- */
-export function knownSecretValues(config: EffectiveConfig, env: Env): string[] {
-  const names = new Set(CANONICAL_KEY_VARIABLES);
-  for (const model of Object.values(config.models)) if (model.apiKeyEnv) names.add(model.apiKeyEnv);
-  if (config.webSearch.apiKeyEnv) names.add(config.webSearch.apiKeyEnv);
-  for (const name of Object.keys(env)) if (SECRET_ENV_NAME.test(name)) names.add(name);
-  // A value that is a plain word (MONKEY_KEY=keyboard) would be scrubbed everywhere: keep
-  // only values that look like credentials (long enough, not just letters).
-  return [...names]
-    .map((name) => env[name])
-    .filter((value): value is string => typeof value === "string" && value.length >= 8 && !/^[A-Za-z]+$/.test(value));
-}
-
-/** Files the configuration points at that steer an agent (prompt files), canonical where they exist. */
-function configuredFiles(config: EffectiveConfig): string[] {
-  const files = new Set<string>();
-  for (const agent of Object.values(config.agents)) {
-    if (agent.promptFile === undefined) continue;
-    files.add(agent.promptFile);
-    try {
-      files.add(realpathSync(agent.promptFile));
-    } catch {
-      // Not there (yet): the configured path itself counts.
-    }
-  }
-  return [...files];
-}
-
-function pickAgent(config: EffectiveConfig): AgentProfile {
-  const agent = config.agents[config.defaultAgent];
-  if (!agent) throw new UsageError(`defaultAgent '${config.defaultAgent}' is not a configured agent`);
-  return agent;
-}
-
-function pickModel(config: EffectiveConfig, alias: string, fromFlag: boolean): ResolvedModel {
-  const model = config.models[alias];
-  if (model) return model;
-  const known = Object.keys(config.models).sort().join(", ");
-  throw new UsageError(`${fromFlag ? "--model" : "agent model"} '${alias}' is not a configured model alias (known: ${known})`);
-}
-
 /**
  * Validates everything a run needs before any request or event: agent, model
  * alias, key, options, prompt file, tools, roots. Errors here are the user's to
@@ -165,11 +146,13 @@ function pickModel(config: EffectiveConfig, alias: string, fromFlag: boolean): R
  */
 export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
   const { config, overrides = {}, continuation } = request;
-  const agent = pickAgent(config);
+  const agent = pickAgent(config, request.agentName);
+  const child = request.child;
   const saved = continuation?.meta;
   // A continuation keeps its saved model unless --model replaces it on purpose.
   const model = pickModel(config, overrides.model ?? saved?.model.alias ?? agent.model, overrides.model !== undefined);
   const tools = buildToolSet(agent, request.toolSources ?? [coreToolSource()]);
+  for (const name of child?.withoutTools ?? []) tools.delete(name);
   let permissionMode = overrides.permissionMode ?? agent.permissionMode ?? config.permissionMode;
   if (continuation?.kind === "run" && saved!.agent !== agent.name) {
     throw new UsageError(`run ${continuation.run.id} was a run of agent ${saved!.agent}; the configured root agent is now ${agent.name}`);
@@ -181,7 +164,13 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
     }
     permissionMode = saved!.permissionMode as PermissionMode;
   }
+  // A shared-readonly profile cannot write, whatever its mode says (a root run included).
+  if (agent.workspaceMode === "shared-readonly") permissionMode = mostRestrictive(permissionMode, "read-only");
   const workDepth = overrides.depth ?? (saved?.workDepth as WorkDepth | undefined) ?? config.workDepth;
+  // Non-trivial depths get the run-private progress ledger (not one of the six tools: it touches nothing).
+  let plan: ((items: PlanItem[]) => void) | undefined;
+  if (workDepth !== "flash") tools.set("todo", createTodoTool((items) => plan?.([...items])));
+  const ceilings = runCeilings(agent, workDepth);
   const roots: Roots = createRoots({
     workspace: request.workspace,
     extraDirs: request.extraDirs ?? [],
@@ -212,12 +201,17 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
 
   // Large outputs live in the workspace's private state directory, created on first use.
   const artifacts = createArtifactStore(join(workspaceStateDir(request.env, roots.workspace), "artifacts"));
-  const runId = continuation?.kind === "run" ? continuation.run.id : newRunId(now);
+  const runId = child?.runId ?? (continuation?.kind === "run" ? continuation.run.id : newRunId(now));
   // A resumed run keeps its absolute deadline; a passed one stops it at once.
   const timeoutMs =
     continuation?.kind === "run"
       ? Math.max(1, Date.parse(continuation.meta.deadline) - now.getTime())
-      : Math.min(config.limits.runTimeoutMs, agent.timeoutMs ?? Number.POSITIVE_INFINITY);
+      : Math.min(
+          config.limits.runTimeoutMs,
+          agent.timeoutMs ?? Number.POSITIVE_INFINITY,
+          // A root run opens its campaign, bounded by the work depth; a child never outlives its campaign.
+          request.parent ? Math.max(1, request.parent.campaign.limits.deadline.getTime() - now.getTime()) : campaignCeilings(config, workDepth).durationMs,
+        );
   const controller = new AbortController();
   let abortReason: StopReason = "cancelled";
 
@@ -237,7 +231,7 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
     workspace: roots.workspace,
     permissionMode,
     workDepth,
-    budgets: { maxSteps: agent.maxSteps ?? DEFAULT_MAX_STEPS, maxToolCalls: agent.maxToolCalls ?? EMERGENCY_TOOL_CALLS, maxTokens: agent.maxTokens ?? null, timeoutMs },
+    budgets: { maxSteps: ceilings.maxSteps, maxToolCalls: ceilings.maxToolCalls, maxTokens: agent.maxTokens ?? null, timeoutMs },
     usage: continuation?.kind === "run" ? { ...continuation.meta.usage } : {},
     steps: continuation?.kind === "run" ? continuation.meta.steps : 0,
     toolCalls: continuation?.kind === "run" ? continuation.meta.toolCalls : 0,
@@ -257,7 +251,7 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
     const place = { parentId: request.parent?.runId ?? null, rootId: request.parent?.rootId ?? runId };
     const stamp = eventStamp(place);
     const emit = createEmitter(runId, execution.listeners, {
-      startSequence: continuation?.kind === "run" ? continuation.lastSequence : 0,
+      startSequence: child?.startSequence ?? (continuation?.kind === "run" ? continuation.lastSequence : 0),
       // Written before any surface sees it: what a client saw is always in the store.
       persist: recorder ? (event) => recorder.event(event) : undefined,
       transform: createEventRedaction(execution.redactor).apply,
@@ -267,8 +261,9 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
     const campaign =
       request.parent?.campaign ??
       createCampaign(
-        { steps: null, toolCalls: null, tokens: null, runs: null, deadline },
-        continuation?.kind === "run" ? { steps: continuation.meta.steps, toolCalls: continuation.meta.toolCalls, tokens: continuation.meta.usage.totalTokens } : {},
+        { steps: null, toolCalls: null, tokens: null, runs: campaignCeilings(config, workDepth).totalRuns, deadline },
+        // The root itself is the campaign's first run.
+        { runs: 1, ...(continuation?.kind === "run" ? { steps: continuation.meta.steps, toolCalls: continuation.meta.toolCalls, tokens: continuation.meta.usage.totalTokens } : {}) },
       );
     const checkpointMeta = (snapshot: { usage: Usage; steps: number; toolCalls: number }): CheckpointMeta => ({
       mode: "agent",
@@ -282,6 +277,7 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
       usage: snapshot.usage,
       steps: snapshot.steps,
       toolCalls: snapshot.toolCalls,
+      ...(child ? { child: child.meta() } : {}),
     });
     // Measured now, not when prepared: the turn may have waited for its session. A deadline
     // already passed stops the run before its first request.
@@ -295,14 +291,38 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
       controller.abort();
     }, Math.max(0, remainingMs));
     const limits = {
-      maxSteps: agent.maxSteps ?? DEFAULT_MAX_STEPS,
-      maxToolCalls: agent.maxToolCalls ?? EMERGENCY_TOOL_CALLS,
+      maxSteps: ceilings.maxSteps,
+      maxToolCalls: ceilings.maxToolCalls,
       toolTimeoutMs: config.limits.toolTimeoutMs,
       maxAttachmentBytes: config.limits.maxAttachmentBytes,
       maxTokens: agent.maxTokens ?? null,
     };
     // A continued run (--resume-run) carries on its own history; its new text joins as a user turn.
     const history = [...execution.history, userMessage(request.task)];
+    let latest: readonly Message[] = history;
+    plan = (items) => emit({ type: "plan.updated", items });
+    const delegation = tools.has("delegate") && request.delegation
+      ? request.delegation.forRun({
+          runId,
+          rootId: place.rootId,
+          depth: request.parent ? request.parent.depth + 1 : 0,
+          sessionId: request.parent ? request.parent.sessionId : sessionId,
+          agent,
+          permissionMode,
+          workDepth,
+          roots,
+          workspace: roots.workspace,
+          extraDirs: request.extraDirs ?? [],
+          campaign,
+          ...(child?.scope ? { scope: child.scope } : {}),
+          history: () => latest,
+          emit,
+          listeners: execution.listeners,
+          artifacts,
+          leases: child?.leases ?? [],
+        })
+      : undefined;
+    const hooks = withPendingInput(execution.hooks, delegation?.pendingInput);
     try {
       emit({
         type: "run.started",
@@ -332,9 +352,10 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
         rules: MODE_RULES[permissionMode],
         approvals: execution.approvals,
         ask: execution.ask,
-        ...(execution.hooks ? { hooks: execution.hooks } : {}),
+        ...(hooks ? { hooks } : {}),
         campaign,
         roots,
+        ...(child?.scope ? { scope: scopeGuard(child.scope) } : {}),
         sensitiveFiles: configuredFiles(config),
         services: {
           env: request.env,
@@ -342,6 +363,8 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
           redactor: execution.redactor,
           network: networkAccessFor(request.env),
           webSearch: webSearchAccessFor(config.webSearch, request.env),
+          ...(delegation ? { delegation: delegation.delegation } : {}),
+          updatePlan: (items) => plan?.(items),
         },
         modelCapabilities: model.capabilities,
         limits,
@@ -349,14 +372,20 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
         abortReason: () => abortReason,
         emit,
         ...(continuation?.kind === "run" ? { spent: { usage: continuation.meta.usage, steps: continuation.meta.steps, toolCalls: continuation.meta.toolCalls } } : {}),
-        onHistory: (snapshot) => recorder?.messages(snapshot),
+        onHistory: (snapshot) => {
+          latest = snapshot;
+          recorder?.messages(snapshot);
+        },
         onCheckpoint: (snapshot) => {
+          latest = snapshot.history;
           recorder?.checkpoint(snapshot.history, checkpointMeta(snapshot));
           // Each step leaves its request, stream and parse garbage behind; a non-blocking
           // collection every few steps keeps peak memory flat (loop-50: ~95 → ~80 MiB).
           if (snapshot.steps % GC_EVERY_STEPS === 0) Bun.gc(false);
         },
       });
+      // Children end with their parent (cancelChildrenWithParent), before its own end is told.
+      await delegation?.end();
       if (result.reason === "deadline") {
         emit({ type: "guard.triggered", guard: "deadline", message: `the run passed its deadline (${timeoutMs} ms)` });
       }
@@ -376,8 +405,9 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
       });
       recorder?.finish({ status: result.status, reason: result.reason, usage: { ...result.usage }, steps: result.steps, toolCalls: result.toolCalls });
       const persistWarning = recorder?.failure();
-      return { runId, sessionId, status: result.status, exitCode, text: result.text, history: result.history, ...(persistWarning ? { persistWarning } : {}) };
+      return { runId, sessionId, status: result.status, reason: result.reason, exitCode, text: result.text, history: result.history, ...(persistWarning ? { persistWarning } : {}) };
     } catch (error) {
+      await delegation?.end().catch(() => undefined);
       // A bug, not a provider problem: still one failure event and one terminal event.
       emit({
         type: "run.failed",
@@ -397,9 +427,10 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
       });
       recorder?.finish({ status: "failed", reason: "internal_error", usage: {}, steps: 0, toolCalls: 0 });
       const persistWarning = recorder?.failure();
-      return { runId, sessionId, status: "failed", exitCode, text: "", history, ...(persistWarning ? { persistWarning } : {}) };
+      return { runId, sessionId, status: "failed", reason: "internal_error", exitCode, text: "", history, ...(persistWarning ? { persistWarning } : {}) };
     } finally {
       clearTimeout(timer);
+      plan = undefined;
     }
   }
 
@@ -415,4 +446,10 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
       }
     },
   };
+}
+
+/** The surface's hooks plus delegation's: background completions join the queued input before each step. */
+function withPendingInput(hooks: LoopHooks | undefined, completions: (() => Message[]) | undefined): LoopHooks | undefined {
+  if (!completions) return hooks;
+  return { ...hooks, pendingInput: () => [...(hooks?.pendingInput?.() ?? []), ...completions()] };
 }

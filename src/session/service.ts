@@ -1,3 +1,4 @@
+import { tmpdir } from "node:os";
 import type { EffectiveConfig } from "../config/schema.ts";
 import { newSessionId } from "../protocol/ids.ts";
 import { userMessage, type Message } from "../protocol/messages.ts";
@@ -17,6 +18,9 @@ import { claimSession, RunCancelledBeforeStart } from "./session-claim.ts";
 export { RunCancelledBeforeStart } from "./session-claim.ts";
 import type { ToolSource } from "./tool-sources.ts";
 import type { LoopHooks } from "../agent/loop-input.ts";
+import { createDelegationCoordinator } from "./delegation/coordinator.ts";
+import type { DelegationProvider } from "./delegation/types.ts";
+import { createWorkspaceRegistry } from "./delegation/workspaces.ts";
 
 /** The store as the service sees it: opened only when something must be written or read. */
 export type StoreAccess = {
@@ -42,6 +46,8 @@ export type SessionServiceOptions = {
   toolSources?: readonly ToolSource[];
   /** How often a session busy in another process is checked again (ms). */
   claimPollMs?: number;
+  /** Where isolated child workspaces (git worktrees, scratch dirs) are made; default: the OS temp dir. */
+  tempRoot?: string;
 };
 
 export type OpenRequest =
@@ -86,6 +92,10 @@ export type Session = {
  */
 export function createSessionService(options: SessionServiceOptions) {
   const sessions = new Map<string, Session>();
+  // Isolated child workspaces of every session, removed by `shutdown` (the surfaces call it on exit and signals).
+  const workspaces = createWorkspaceRegistry();
+  // Children outlive an evicted idle session object: their coordinator is kept per session id.
+  const coordinators = new Map<string, DelegationProvider>();
   // One redactor for everything that leaves the process, matching secrets as written and as seen.
   const redactor: Redactor = withVisibleRedaction(createRedactor({ knownSecrets: knownSecretValues(options.config, options.env) }));
   const resumeContext = () => ({
@@ -185,6 +195,25 @@ export function createSessionService(options: SessionServiceOptions) {
         return false;
       }
     };
+    // Children are retained for the life of the service: one coordinator per session object.
+    const coordinator = (): DelegationProvider => {
+      const known = coordinators.get(id);
+      if (known) return known;
+      const created = createDelegationCoordinator({
+        config: options.config,
+        env: options.env,
+        surface: options.surface,
+        store: () => options.store.open(),
+        redactor,
+        approvals,
+        ask,
+        tempRoot: options.tempRoot ?? tmpdir(),
+        workspaces,
+        ...(options.log ? { log: options.log } : {}),
+      });
+      coordinators.set(id, created);
+      return created;
+    };
 
     async function turn(task: string, listeners: EventListener[], hooks: LoopHooks | undefined, controller: AbortController): Promise<RunOutcome> {
       const continuation = continuationFor(id, pendingFirst);
@@ -200,6 +229,7 @@ export function createSessionService(options: SessionServiceOptions) {
         overrides: options.overrides,
         ...(continuation ? { continuation } : {}),
         ...(options.toolSources ? { toolSources: options.toolSources } : {}),
+        delegation: coordinator(),
       });
       // Cancelled while preparing: nothing was written yet, and nothing will be.
       if (controller.signal.aborted) throw new RunCancelledBeforeStart();
@@ -287,7 +317,14 @@ export function createSessionService(options: SessionServiceOptions) {
     return session;
   }
 
-  return { open, redactor };
+  return {
+    open,
+    redactor,
+    /** Removes every isolated child workspace (worktrees, scratch dirs); call once work is over. */
+    shutdown: () => workspaces.removeAll(),
+    /** The same, synchronously, for exit handlers. */
+    shutdownSync: () => workspaces.removeAllSync(),
+  };
 }
 
 export type SessionService = ReturnType<typeof createSessionService>;

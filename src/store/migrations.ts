@@ -118,6 +118,16 @@ export const MIGRATIONS: readonly Migration[] = [
       moveHistoriesToRows(db);
     },
   },
+  {
+    version: 4,
+    name: "child conversations: sessions owned by a parent session",
+    up(db) {
+      // A delegated child keeps its own conversation (messages, checkpoints) in a session of its
+      // own, linked to the session whose run started it; listings and resume skip such sessions.
+      db.run("ALTER TABLE sessions ADD COLUMN parent_session_id TEXT REFERENCES sessions(id) ON DELETE CASCADE");
+      db.run("CREATE INDEX sessions_by_parent ON sessions(parent_session_id)");
+    },
+  },
 ];
 
 /**

@@ -23,6 +23,8 @@ export type SessionRow = {
   updatedAt: string;
   /** The status of its latest root run (`idle` before the first run). */
   status: string;
+  /** Set for a delegated child's conversation: the session whose run started it. */
+  parentSessionId?: string | null;
 };
 
 export type RunRow = {
@@ -65,10 +67,13 @@ export type Checkpoint = {
   meta: Record<string, unknown>;
 };
 
-export const SESSION_COLUMNS = `s.id AS id, s.surface AS surface, s.workspace AS workspace, s.title AS title,
-  s.created_at AS createdAt, s.updated_at AS updatedAt,
+/** A session row's columns; `parentColumn` false for a schema older than child conversations (migration tests). */
+export function sessionColumns(parentColumn: boolean): string {
+  return `s.id AS id, s.surface AS surface, s.workspace AS workspace, s.title AS title,
+  s.created_at AS createdAt, s.updated_at AS updatedAt, ${parentColumn ? "s.parent_session_id" : "NULL"} AS parentSessionId,
   coalesce((SELECT r.status FROM runs r WHERE r.session_id = s.id AND r.parent_id IS NULL
             ORDER BY r.started_at DESC, r.rowid DESC LIMIT 1), '${NO_RUN_STATUS}') AS status`;
+}
 
 export const RUN_COLUMNS = `r.id AS id, r.session_id AS sessionId, r.root_id AS rootId, r.parent_id AS parentId,
   r.task AS task, r.agent AS agent, r.model_alias AS modelAlias, r.provider AS provider, r.api_model AS apiModel,

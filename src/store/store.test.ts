@@ -63,7 +63,12 @@ describe("sessions", () => {
       createdAt: "2025-01-03T00:00:00.000Z",
       updatedAt: "2025-01-06T00:02:00.000Z", // creating a run is activity
       status: "running",
+      parentSessionId: null,
     });
+    // A delegated child's conversation belongs to its parent session: never listed on its own.
+    store.createSession({ id: "s-child", surface: "cli", workspace: W, title: "explore: find", createdAt: "2025-01-07T00:00:00.000Z", parentSessionId: "s-new" });
+    expect(store.listSessions({ workspace: W }).map((row) => row.id)).not.toContain("s-child");
+    expect(store.getSession("s-child")?.parentSessionId).toBe("s-new");
     store.updateRun("r2", { status: "cancelled", endedAt: "2025-01-06T00:03:00.000Z" });
     expect(store.getSession("s-new")).toMatchObject({ status: "cancelled", updatedAt: "2025-01-06T00:03:00.000Z" });
     expect(store.getSession("nope")).toBeUndefined();

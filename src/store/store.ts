@@ -15,7 +15,7 @@ import {
   RUN_COLUMNS,
   runFromRecord,
   runParams,
-  SESSION_COLUMNS,
+  sessionColumns,
   type Checkpoint,
   type RunPatch,
   type RunRecord,
@@ -40,6 +40,7 @@ export type StoredEvent = { runId: string; sequence: number; type: string } & Re
 
 export type Store = {
   readonly path: string;
+  /** `parentSessionId`: a delegated child's conversation, owned by that session. */
   createSession(row: Omit<SessionRow, "status" | "updatedAt">): void;
   /** Moves the session's last activity forward to `at` (never backwards). */
   touchSession(id: string, at: string): void;
@@ -109,6 +110,8 @@ type CheckpointRecord = { runId: string; sessionId: string; version: number; cre
 type Params = Record<string, string | number | null>;
 
 function prepareStatements(db: Database) {
+  const childSessions = db.query("SELECT 1 AS one FROM pragma_table_info('sessions') WHERE name = 'parent_session_id'").get() !== null;
+  const SESSION_COLUMNS = sessionColumns(childSessions);
   const q = <R>(sql: string) => db.prepare<R, [Params]>(sql);
   // Statements over columns of later migrations are prepared on first use, so opening
   // with an older migration list (tests of the migration path) still works.
@@ -123,14 +126,19 @@ function prepareStatements(db: Database) {
       `INSERT INTO sessions (id, surface, workspace, title, created_at, updated_at)
        VALUES (:id, :surface, :workspace, :title, :createdAt, :createdAt)`,
     ),
+    insertChildSession: later<never>(
+      `INSERT INTO sessions (id, surface, workspace, title, created_at, updated_at, parent_session_id)
+       VALUES (:id, :surface, :workspace, :title, :createdAt, :createdAt, :parentSessionId)`,
+    ),
     touchSession: q<never>("UPDATE sessions SET updated_at = max(updated_at, :at) WHERE id = :id"),
     touchSessionOfRun: q<never>(
       "UPDATE sessions SET updated_at = max(updated_at, :at) WHERE id = (SELECT session_id FROM runs WHERE id = :runId)",
     ),
     getSession: q<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.id = :id`),
+    // Children's conversations belong to their parent session: never listed on their own.
     listSessions: q<SessionRow>(
       `SELECT ${SESSION_COLUMNS} FROM sessions s
-       WHERE s.workspace = :workspace AND (:surface IS NULL OR s.surface = :surface)
+       WHERE s.workspace = :workspace AND (:surface IS NULL OR s.surface = :surface)${childSessions ? " AND s.parent_session_id IS NULL" : ""}
        ORDER BY s.updated_at DESC, s.created_at DESC, s.id DESC LIMIT :limit`,
     ),
     insertRun: q<never>(
@@ -179,8 +187,11 @@ function prepareStatements(db: Database) {
     ),
     eventAt: q<{ id: number; body: string }>("SELECT id, body FROM events WHERE run_id = :runId AND sequence = :sequence"),
     eventsOf: q<{ body: string }>("SELECT body FROM events WHERE run_id = :runId ORDER BY id"),
+    // A session's events include its runs' children (their conversations live in child sessions).
     eventsOfSession: q<{ body: string }>(
-      "SELECT e.body FROM events e JOIN runs r ON r.id = e.run_id WHERE r.session_id = :sessionId AND e.id > :after ORDER BY e.id",
+      `SELECT e.body FROM events e JOIN runs r ON r.id = e.run_id
+       WHERE (r.session_id = :sessionId OR r.root_id IN (SELECT id FROM runs WHERE session_id = :sessionId AND parent_id IS NULL))
+         AND e.id > :after ORDER BY e.id`,
     ),
     insertCheckpoint: later<never>(
       `INSERT INTO checkpoints (session_id, run_id, version, created_at, history, meta, message_count)
@@ -327,7 +338,9 @@ export function openStore(options: OpenStoreOptions): { store: Store; notices: s
     path,
     createSession(row) {
       live();
-      s.insertSession.run({ id: row.id, surface: row.surface, workspace: row.workspace, title: row.title, createdAt: row.createdAt });
+      const fields = { id: row.id, surface: row.surface, workspace: row.workspace, title: row.title, createdAt: row.createdAt };
+      if (row.parentSessionId) s.insertChildSession().run({ ...fields, parentSessionId: row.parentSessionId });
+      else s.insertSession.run(fields);
     },
     touchSession(id, at) {
       live();

@@ -13,6 +13,7 @@ import { compileJsonSchema, type InputValidator, type JsonSchema } from "./json-
 import { sniffMedia } from "./media.ts";
 import type { WebSearchAccess } from "./search.ts";
 import type { NetworkAccess } from "./url-fetch.ts";
+import type { DelegateInput } from "./delegate.ts";
 
 /** Typed media for the model (an image, a PDF, audio), base64-encoded. */
 export type MediaPart = { type: "file"; mediaType: string; data: string; filename?: string };
@@ -42,18 +43,20 @@ export type ToolContext = {
   webSearch?: WebSearchAccess;
   /** Asks the user a yes/no question through the session (headless sessions answer no). */
   ask?(question: AskRequest): Promise<boolean>;
-  /** Starts a child run; present only where delegation is available. */
-  spawnChild?: SpawnChild;
+  /** Child runs of this run (the delegate tool); present only where delegation is available. */
+  delegation?: Delegation;
+  /** Replaces the run's progress ledger (the todo tool); surfaces show it as a plan. */
+  updatePlan?(items: PlanItem[]): void;
 };
 
 /** A question a tool puts to the user. */
 export type AskRequest = { title: string; detail?: string };
 
-/** What a child run is asked to do; the delegation issue gives it its full shape. */
-export type ChildRequest = { agent: string; task: string; context?: string };
-export type ChildOutcome = { runId: string; status: string; text: string };
-/** Capability handed to tools: start a child run of the current one and wait for it. */
-export type SpawnChild = (request: ChildRequest, signal: AbortSignal) => Promise<ChildOutcome>;
+/** One validated `delegate` call (the tool's input). */
+export type DelegateCall = DelegateInput;
+/** Capability handed to the delegate tool: carries out one call, answering with a JSON-able reply; throws a model-readable error. */
+export type Delegation = (call: DelegateCall, signal: AbortSignal) => Promise<unknown>;
+export type PlanItem = { content: string; status: "pending" | "in_progress" | "completed" };
 
 export type ToolOutput = {
   /** The text the model receives. */
@@ -111,6 +114,8 @@ export type ToolDefinition<Schema extends z.ZodType> = {
   input: Schema;
   classify(input: z.infer<Schema>, scope: ClassifyScope): ClassifyResult;
   execute(input: z.infer<Schema>, ctx: ToolContext): Promise<ToolOutput>;
+  /** The tool bounds its own time (delegate: a child's deadline), so the per-call timeout does not apply. */
+  selfTimed?: boolean;
 };
 
 /** A JSON Schema document (draft-07, 2019-09 or 2020-12), as MCP servers and plugins declare their inputs. */
@@ -246,6 +251,7 @@ export function defineTool<Schema extends z.ZodType>(definition: ToolDefinition<
     },
     classify: (input, scope) => definition.classify(input as z.infer<Schema>, scope),
     execute: (input, ctx) => definition.execute(input as z.infer<Schema>, ctx),
+    selfTimed: definition.selfTimed === true,
   });
 }
 
@@ -277,6 +283,7 @@ type ToolSpec = {
   validate: InputValidator;
   classify(input: unknown, scope: ClassifyScope): ClassifyResult;
   execute(input: unknown, ctx: ToolContext): Promise<ToolOutput>;
+  selfTimed?: boolean;
 };
 
 /** The classification as policy gets it: exactly these fields, a string target, the operation's categories included. */
@@ -308,7 +315,9 @@ function assemble(definition: ToolSpec): Tool {
       // The call gets its own signal: the run's cancellation plus this call's timeout.
       const timeout = new AbortController();
       // The reason tells a tool that handles its own stopping (run) "timeout" from "cancelled".
-      const timer = setSafeTimeout(() => timeout.abort(new DOMException(`${definition.name} timed out after ${ctx.timeoutMs} ms`, "TimeoutError")), ctx.timeoutMs);
+      const timer = definition.selfTimed
+        ? undefined
+        : setSafeTimeout(() => timeout.abort(new DOMException(`${definition.name} timed out after ${ctx.timeoutMs} ms`, "TimeoutError")), ctx.timeoutMs);
       const signal = AbortSignal.any([ctx.signal, timeout.signal]);
       // Everything text-like that leaves the tool crosses the redactor: progress, artifacts, output, diff.
       // It redacts what a reader will see as well as the raw text (a token split by escapes or

@@ -1,4 +1,5 @@
 import type { Tool } from "./define.ts";
+import { delegateTool } from "./delegate.ts";
 import { findTool } from "./find.ts";
 import { readTool } from "./read.ts";
 import { runTool } from "./run.ts";
@@ -10,5 +11,5 @@ export const CORE_TOOL_NAMES = ["read", "write", "run", "find", "search", "deleg
 
 /** The tools this build provides, by name. */
 export function createToolRegistry(): Map<string, Tool> {
-  return new Map([readTool, writeTool, runTool, findTool, searchTool].map((tool) => [tool.name, tool]));
+  return new Map([readTool, writeTool, runTool, findTool, searchTool, delegateTool].map((tool) => [tool.name, tool]));
 }

@@ -24,7 +24,8 @@ test("the runtime runs a tool and sends its result back", async () => {
   expect(result.stderr).toContain("• read README.md");
   expect(fake.requests).toHaveLength(2);
   const [first, second] = fake.requests;
-  expect(first!.body.tools.map((t: any) => t.function.name)).toEqual(["read", "write", "run", "find", "search"]);
+  // The six tools of the build profile, plus the todo ledger every run above flash depth gets.
+  expect(first!.body.tools.map((t: any) => t.function.name)).toEqual(["read", "write", "run", "find", "search", "delegate", "todo"]);
   const results = toolMessages(second!.body);
   expect(results).toHaveLength(1);
   expect(results[0]!.tool_call_id).toBe("call_readme");
@@ -113,7 +114,7 @@ test("a tool outside the agent's allowlist is refused without running", async ()
   fake.script([{ toolCalls: [{ name: "run", args: { command: "touch pwned" }, id: "call_run" }] }, { text: "ok" }]);
   const result = await runZero(["run", "--json", "try run"], { sandbox });
   expect(result.code).toBe(0);
-  expect(fake.requests[0]!.body.tools.map((t: any) => t.function.name)).toEqual(["read"]);
+  expect(fake.requests[0]!.body.tools.map((t: any) => t.function.name)).toEqual(["read", "todo"]);
   const answer = toolMessages(fake.requests[1]!.body)[0]!;
   expect(answer.tool_call_id).toBe("call_run");
   expect(answer.content).toContain("not available to agent build");

@@ -31,18 +31,18 @@ describe("zero agents", () => {
     return formatAgents(loadConfig({ workspace: ws, env }));
   }
 
-  test("the built-in profiles keep their shape; what nothing enforces yet is marked", () => {
+  test("the built-in profiles keep their shape; delegation settings are live (unmarked)", () => {
     const [build, ...rest] = agentsOutput().split("\n\n")[0]!.split(/\n(?=\S)/);
     expect(build).toBe(
       [
         "build (root) - General-purpose root orchestrator",
         "  model: default → gateway openai/gpt-5.3-codex",
-        "  tools: read, write, run, find, search, delegate (not yet available)",
+        "  tools: read, write, run, find, search, delegate",
         "  permissionMode: ask (default)  workspaceMode: shared-write",
-        "  canDelegateTo: plan, explore, implement, verify, review, vision (not yet enforced)",
+        "  canDelegateTo: plan, explore, implement, verify, review, vision",
         "  skills: * (not yet available)",
-        "  accepts: patch, test_result (not yet enforced)",
-        "  budgets: maxSteps 100, maxToolCalls 500, maxTokens 200000, timeoutMs 28800000, maxChildren 64 (not yet enforced)",
+        "  accepts: patch, test_result",
+        "  budgets: maxSteps 100, maxToolCalls 500, maxTokens 200000, timeoutMs 28800000, maxChildren 64",
       ].join("\n"),
     );
     expect(rest.map((block) => block.split("\n")[0])).toEqual([
@@ -55,7 +55,7 @@ describe("zero agents", () => {
     ]);
     const implement = rest.find((block) => block.startsWith("implement"))!;
     expect(implement).toContain("  tools: read, write, find, run, search\n");
-    expect(implement).toContain("  permissionMode: accept-edits  workspaceMode: git-worktree (not yet enforced)\n");
+    expect(implement).toContain("  permissionMode: accept-edits  workspaceMode: git-worktree\n");
   });
 
   test("a custom profile: live settings unmarked, MCP tools and servers marked", () => {
@@ -69,10 +69,10 @@ describe("zero agents", () => {
         "x",
         "  model: default → gateway openai/gpt-5.3-codex",
         "  tools: read, mcp:docs:* (not yet available)",
-        "  permissionMode: full-access  workspaceMode: scratch (not yet enforced)",
+        "  permissionMode: full-access  workspaceMode: scratch",
         "  skills: notes (not yet available)",
         "  mcpServers: docs (not yet available)",
-        "  budgets: maxSteps 7, maxToolCalls 9, maxTokens 1000, timeoutMs 5000, maxChildren - (not yet enforced)",
+        "  budgets: maxSteps 7, maxToolCalls 9, maxTokens 1000, timeoutMs 5000, maxChildren -",
       ].join("\n"),
     );
   });

@@ -2,7 +2,7 @@ import { createReadStream } from "node:fs";
 import { resolve } from "node:path";
 import { ConfigError } from "../../config/errors.ts";
 import { loadConfig } from "../../config/load.ts";
-import type { RuntimeEvent, Usage } from "../../protocol/events.ts";
+import { isChildEvent, type RuntimeEvent, type Usage } from "../../protocol/events.ts";
 import { newRunId } from "../../protocol/ids.ts";
 import { STREAM_JSON_VERSION, type ErrorCode, type OutputEvent } from "../../protocol/stream-json.ts";
 import { StoreError } from "../../store/errors.ts";
@@ -160,8 +160,8 @@ export async function execCommand(io: CliIo): Promise<number> {
       };
     } else if (output === "json") {
       listener = (event) => {
-        if (event.type === "run.completed") last = event;
-        if (event.type === "run.failed") failure = { code: event.error.kind === "provider" ? "provider_error" : "internal", message: event.error.message };
+        if (event.type === "run.completed" && !isChildEvent(event)) last = event;
+        if (event.type === "run.failed" && !isChildEvent(event)) failure = { code: event.error.kind === "provider" ? "provider_error" : "internal", message: event.error.message };
       };
     } else {
       listener = createHumanPrinter(io.stdout, io.stderr);

@@ -1,6 +1,6 @@
 import type { PermissionMode } from "../../config/schema.ts";
 import { MODE_RULES, evaluate } from "../../policy/rules.ts";
-import type { CallCategory, Operation, Risk, RuntimeEvent } from "../../protocol/events.ts";
+import { isChildEvent, type CallCategory, type Operation, type Risk, type RuntimeEvent } from "../../protocol/events.ts";
 import type { Redactor } from "../../security/redact.ts";
 import { createStreamRedactor } from "../../security/stream-redactor.ts";
 import { createTerminalSanitizer, sanitizeForTerminal } from "../../security/terminal.ts";
@@ -133,7 +133,17 @@ export function createHumanPrinter(stdout: Writer, stderr: Writer, redactor?: Re
   };
 
   return (event: RuntimeEvent): void => {
+    // Children work quietly: their start and end are shown as lines of the parent (below).
+    if (isChildEvent(event)) return;
     switch (event.type) {
+      case "agent.spawned":
+        endLine();
+        stderr(`↳ ${line(event.agent)} ${line(event.taskName)}${event.followUp ? " (follow-up)" : ""}${event.background ? " in the background" : ""}\n`);
+        break;
+      case "agent.completed":
+        endLine();
+        stderr(`↲ ${line(event.taskId)}: ${line(event.status)}\n`);
+        break;
       case "message.delta":
         // Text of a later step starts on its own line.
         if (printedStep !== 0 && printedStep !== event.step) endLine();

@@ -44,10 +44,16 @@ export function cliSessionService(
       open,
     },
   });
+  // Isolated child workspaces (worktrees, scratch dirs) never outlive the process, also when a
+  // second Ctrl-C exits at once.
+  const onExit = () => service.shutdownSync();
+  process.on("exit", onExit);
   return {
     service,
     store: open,
     close() {
+      process.off("exit", onExit);
+      service.shutdownSync();
       store?.close();
     },
   };

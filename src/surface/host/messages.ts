@@ -1,5 +1,5 @@
 import { parse as parseJsonc, printParseErrorCode, type ParseError } from "jsonc-parser";
-import type { RuntimeEvent } from "../../protocol/events.ts";
+import { isChildEvent, type RuntimeEvent } from "../../protocol/events.ts";
 
 const REQUIRED: Record<string, string[]> = {
   ping: ["request_id", "session_id"],
@@ -30,6 +30,8 @@ export function describeRequestProblem(record: Record<string, unknown>): string 
 
 /** The progress event a streamed run shows for an internal event, if any. */
 export function hostEventFor(event: RuntimeEvent): { type: string; payload: Record<string, unknown> } | undefined {
+  // A bridge sees the root run; children show up as its delegate call and result.
+  if (isChildEvent(event)) return undefined;
   switch (event.type) {
     case "message.delta":
       return { type: "TEXT_DELTA", payload: { text: event.text } };

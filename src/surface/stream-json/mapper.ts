@@ -1,5 +1,5 @@
 import { callCategories } from "../../policy/rules.ts";
-import type { CallCategory, Risk, RuntimeEvent } from "../../protocol/events.ts";
+import { isChildEvent, type CallCategory, type Risk, type RuntimeEvent } from "../../protocol/events.ts";
 import { STREAM_JSON_VERSION, type ErrorCode, type OutputBody, type OutputEvent, type SideEffect } from "../../protocol/stream-json.ts";
 import type { Redaction, Redactor } from "../../security/redact.ts";
 import { createStreamRedactor } from "../../security/stream-redactor.ts";
@@ -65,6 +65,8 @@ export function createStreamJsonMapper(redactor: Redactor = IDENTITY) {
 
   return {
     map(event: RuntimeEvent): OutputEvent[] {
+      // The public contract describes one run: a child's activity shows as the delegate call's result.
+      if (isChildEvent(event)) return [];
       runId = event.runId;
       switch (event.type) {
         case "run.started":

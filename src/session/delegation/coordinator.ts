@@ -1,0 +1,354 @@
+/**
+ * The delegation coordinator of one session: every child run started from it (retained for
+ * the life of the service), the admission gates of each campaign, and the completions waiting
+ * for a parent's next step. Runs get a `RunDelegation` bound to their place in the run tree.
+ */
+import { campaignCeilings, childCeiling } from "../../config/work-depth.ts";
+import { newRunId, newSessionId } from "../../protocol/ids.ts";
+import { userMessage, type Message } from "../../protocol/messages.ts";
+import type { DelegateCall } from "../../tool/define.ts";
+import { failedResult, runChildTurn, withEnvelope } from "./child-run.ts";
+import { childScope, contextModeOf, parentContext, taskPrompt, type DependencyResult, type TaskContract } from "./contract.ts";
+import type { AgentResult } from "./result.ts";
+import { childPermission, chooseProfile } from "./routing.ts";
+import { rehydrateChild } from "./rehydrate.ts";
+import { runSchedule } from "./schedule-run.ts";
+import { createGate, lendAll, type Gate } from "./slots.ts";
+import type { ChildRecord, CoordinatorDeps, DelegationProvider, ParentPlace, RunDelegation } from "./types.ts";
+import { DEFAULT_WAIT_MS, type ScheduleTaskInput } from "../../tool/delegate.ts";
+
+/** A problem with a delegate call that the model can act on; nothing was started. */
+export { DelegationRefusedError as DelegationRefused } from "./refused.ts";
+import { DelegationRefusedError as DelegationRefused } from "./refused.ts";
+
+type CampaignGates = { concurrency: Gate; writers: Map<string, Gate> };
+type ContractInput = Pick<ScheduleTaskInput, "taskName" | "goal" | "deliverable" | "acceptanceCriteria" | "agent" | "scope" | "contextMode" | "context" | "artifactRefs">;
+
+const PATH_SCOPED_EXCLUDED = (tool: string) => tool === "run" || tool.startsWith("mcp:");
+
+export function createDelegationCoordinator(deps: CoordinatorDeps): DelegationProvider & { children: Map<string, ChildRecord> } {
+  const children = new Map<string, ChildRecord>();
+  const gates = new Map<string, CampaignGates>();
+  /** Children started per profile in each campaign (least-used routing) and per parent run (maxChildren). */
+  const usedByCampaign = new Map<string, Map<string, number>>();
+  const startedByParent = new Map<string, number>();
+  /** Completions whose parent run ended before they could be handed over: the next root run gets them. */
+  const carried: ChildRecord[] = [];
+  const liveRuns = new Set<string>();
+
+  function gatesOf(place: ParentPlace): CampaignGates {
+    let found = gates.get(place.rootId);
+    if (!found) {
+      found = { concurrency: createGate(campaignCeilings(deps.config, place.workDepth).concurrentChildren), writers: new Map() };
+      gates.set(place.rootId, found);
+    }
+    return found;
+  }
+
+  function writerGate(place: ParentPlace, record: ChildRecord): Gate | undefined {
+    if (record.agent.workspaceMode !== "shared-write") return undefined;
+    const campaign = gatesOf(place);
+    const key = [record.cwd, ...record.extraDirs].join("\n");
+    let gate = campaign.writers.get(key);
+    if (!gate) campaign.writers.set(key, (gate = createGate(1)));
+    return gate;
+  }
+
+  /** Checks a contract and everything around it; throws DelegationRefused before anything starts. */
+  function admit(place: ParentPlace, input: ContractInput, taskId: string): ChildRecord {
+    const { multiAgent } = deps.config;
+    const ceilings = campaignCeilings(deps.config, place.workDepth);
+    const depth = place.depth + 1;
+    if (depth > ceilings.delegationDepth) {
+      throw new DelegationRefused(`delegation depth exhausted: a child here would be at depth ${depth}, the limit is ${ceilings.delegationDepth} (work depth ${place.workDepth}, multiAgent.maxDepth ${multiAgent.maxDepth})`);
+    }
+    const started = startedByParent.get(place.runId) ?? 0;
+    const limit = childCeiling(place.agent, multiAgent);
+    if (started >= limit) throw new DelegationRefused(`agent ${place.agent.name} may start at most ${limit} children in one run (maxChildren / multiAgent.maxChildrenPerAgent); it started ${started}`);
+    const used = usedByCampaign.get(place.rootId) ?? new Map<string, number>();
+    const route = chooseProfile({ requested: input.agent, deliverable: input.deliverable!, parent: place.agent, agents: deps.config.agents, used });
+    if (!route.ok) throw new DelegationRefused(route.error);
+    const agent = route.agent;
+    const scope = childScope(input.scope?.paths, place.scope);
+    if (!scope.ok) throw new DelegationRefused(scope.error);
+    const known = JSON.stringify(place.history());
+    for (const ref of input.artifactRefs ?? []) {
+      if (!known.includes(ref)) throw new DelegationRefused(`artifact ${ref} is not one this run has been given; a child can only receive references you hold`);
+    }
+    // Total runs counts the root, every child, retry and resumed child: checked last, so a refused call spends nothing.
+    const admitted = place.campaign.admitRun();
+    if (admitted !== undefined) throw new DelegationRefused(`run budget spent: ${admitted} (work depth ${place.workDepth})`);
+    used.set(agent.name, (used.get(agent.name) ?? 0) + 1);
+    usedByCampaign.set(place.rootId, used);
+    startedByParent.set(place.runId, started + 1);
+    const contract: TaskContract = {
+      taskId,
+      taskName: input.taskName!,
+      goal: input.goal!,
+      deliverable: input.deliverable!,
+      acceptanceCriteria: input.acceptanceCriteria ?? [],
+      ...(input.scope ? { scope: input.scope } : {}),
+      ...(input.context ? { context: input.context } : {}),
+      ...(input.artifactRefs ? { artifactRefs: input.artifactRefs } : {}),
+    };
+    const permissionMode = childPermission(agent, place.permissionMode, deps.config.permissionMode);
+    const record: ChildRecord = {
+      runId: newRunId(new Date()),
+      taskId,
+      contract,
+      agent,
+      parentRunId: place.runId,
+      rootId: place.rootId,
+      depth,
+      permissionMode,
+      workDepth: place.workDepth,
+      childSessionId: newSessionId(),
+      ...(scope.scope ? { scope: scope.scope } : {}),
+      withoutTools: scope.scope ? agent.tools.filter(PATH_SCOPED_EXCLUDED) : [],
+      cwd: place.workspace,
+      extraDirs: place.extraDirs,
+      status: "queued",
+      history: [],
+      lastSequence: 0,
+      retriesUsed: 0,
+      startedAt: new Date().toISOString(),
+      done: Promise.resolve(failedResult("failed", "not started")),
+      cancel: () => {},
+      delivered: false,
+      parent: place,
+      rehydrated: false,
+    };
+    return record;
+  }
+
+  /** Starts a turn of `record`; its `done` settles with the envelope. */
+  function start(record: ChildRecord, place: ParentPlace, message: string, background: boolean, callId: string, followUp: boolean): void {
+    const controller = new AbortController();
+    record.cancel = () => controller.abort();
+    record.status = "queued";
+    record.delivered = false;
+    record.parent = place;
+    place.emit({
+      type: "agent.spawned",
+      callId,
+      childRunId: record.runId,
+      taskId: record.taskId,
+      taskName: record.contract.taskName,
+      agent: record.agent.name,
+      deliverable: record.contract.deliverable,
+      workspaceMode: record.agent.workspaceMode,
+      permissionMode: record.permissionMode,
+      background,
+      followUp,
+    });
+    const writer = writerGate(place, record);
+    record.done = runChildTurn(deps, record, message, { concurrency: gatesOf(place).concurrency, ...(writer ? { writer } : {}) }, provider, controller.signal).then((result) => {
+      record.result = result;
+      record.status = result.status;
+      record.endedAt = new Date().toISOString();
+      if (liveRuns.has(record.parent.runId)) {
+        record.parent.emit({ type: "agent.completed", childRunId: record.runId, taskId: record.taskId, status: result.status, result: result as unknown as Record<string, unknown> });
+      } else if (!record.delivered) {
+        carried.push(record);
+      }
+      return result;
+    });
+  }
+
+  function reply(record: ChildRecord, result: AgentResult) {
+    return { childRunId: record.runId, taskId: record.taskId, agent: record.agent.name, ...result };
+  }
+
+  /** A child of this session by run id: in memory, or rebuilt from the store after a restart. */
+  function lookup(place: ParentPlace, runId: string): ChildRecord {
+    const known = children.get(runId);
+    if (known) {
+      if (known.rootId !== place.rootId && known.parent.sessionId !== place.sessionId) throw new DelegationRefused(`run ${runId} is not a child in this session`);
+      return known;
+    }
+    const rebuilt = rehydrateChild(deps, place, runId);
+    children.set(runId, rebuilt);
+    return rebuilt;
+  }
+
+  async function waitFor(place: ParentPlace, promise: Promise<unknown>, signal: AbortSignal): Promise<void> {
+    // While this run waits for its children it lends its own slot back (nested delegation cannot deadlock).
+    await lendAll(place.leases, () =>
+      new Promise<void>((resolve) => {
+        const onAbort = () => resolve();
+        signal.addEventListener("abort", onAbort, { once: true });
+        promise.then(
+          () => {
+            signal.removeEventListener("abort", onAbort);
+            resolve();
+          },
+          () => resolve(),
+        );
+      }),
+    );
+  }
+
+  async function spawnOne(place: ParentPlace, input: ContractInput, options: { taskId: string; background: boolean; callId: string; dependencies?: DependencyResult[] }): Promise<ChildRecord> {
+    const record = admit(place, input, options.taskId);
+    const mode = contextModeOf(input.contextMode, deps.config.multiAgent.defaultContext);
+    const context = parentContext(place.history(), mode, deps.redactor);
+    const prompt = withEnvelope(
+      taskPrompt(record.contract, { ...(context ? { parentContext: context } : {}), ...(options.dependencies ? { dependencies: options.dependencies } : {}), envelope: "" }).trimEnd(),
+      record,
+    );
+    children.set(record.runId, record);
+    start(record, place, prompt, options.background, options.callId, false);
+    return record;
+  }
+
+  async function handle(place: ParentPlace, call: DelegateCall, signal: AbortSignal): Promise<unknown> {
+    const callId = `delegate-${crypto.randomUUID().slice(0, 8)}`;
+    switch (call.operation) {
+      case "spawn": {
+        const record = await spawnOne(place, call, { taskId: `${call.taskName}-${crypto.randomUUID().slice(0, 6)}`, background: call.background === true, callId });
+        if (call.background) {
+          return { childRunId: record.runId, taskId: record.taskId, status: "queued", agent: record.agent.name, workspaceMode: record.agent.workspaceMode, permissionMode: record.permissionMode };
+        }
+        await waitFor(place, record.done, signal);
+        if (signal.aborted) record.cancel();
+        const result = await record.done;
+        record.delivered = true;
+        return reply(record, result);
+      }
+      case "schedule":
+        return runSchedule(call.tasks ?? [], {
+          spawn: (task, dependencies) => spawnOne(place, task, { taskId: task.id, background: true, callId, dependencies }),
+          wait: (promise) => waitFor(place, promise, signal),
+          signal,
+          deliver: (record) => (record.delivered = true),
+          refuse: (message) => new DelegationRefused(message),
+          budget: (count) => budgetProblem(place, count),
+          preflight: (task) => preflight(place, task),
+        });
+      case "wait": {
+        const records = (call.runIds ?? []).map((id) => lookup(place, id));
+        const timeout = AbortSignal.timeout(call.timeoutMs ?? DEFAULT_WAIT_MS);
+        await waitFor(place, Promise.all(records.map((r) => r.done)), AbortSignal.any([signal, timeout]));
+        const completed = [];
+        const pending = [];
+        for (const record of records) {
+          if (record.result && record.status !== "queued" && record.status !== "running") {
+            record.delivered = true;
+            completed.push(reply(record, record.result));
+          } else pending.push({ childRunId: record.runId, taskId: record.taskId, status: record.status });
+        }
+        return { completed, pending };
+      }
+      case "inspect": {
+        const record = lookup(place, call.runId!);
+        const store = deps.store();
+        const messages = store ? store.messageCount(record.childSessionId) : record.history.length;
+        return {
+          run: {
+            id: record.runId,
+            parentRunId: record.parentRunId,
+            rootRunId: record.rootId,
+            agent: record.agent.name,
+            model: record.agent.model,
+            status: record.status,
+            depth: record.depth,
+            workspaceMode: record.agent.workspaceMode,
+            workspace: record.cwd,
+            permissionMode: record.permissionMode,
+            startedAt: record.startedAt,
+            endedAt: record.endedAt ?? null,
+            retriesUsed: record.retriesUsed,
+          },
+          task: record.contract,
+          result: record.result ?? null,
+          retainedMessages: messages,
+        };
+      }
+      case "cancel": {
+        const record = lookup(place, call.runId!);
+        if (record.status !== "queued" && record.status !== "running") return { childRunId: record.runId, status: record.status, note: "already finished" };
+        record.cancel();
+        const result = await record.done;
+        record.delivered = true;
+        return { childRunId: record.runId, status: result.status };
+      }
+      case "send": {
+        const record = lookup(place, call.runId!);
+        if (record.status === "queued" || record.status === "running") {
+          throw new DelegationRefused(`child ${record.runId} is still ${record.status}; send continues a finished child (use wait, or cancel it first)`);
+        }
+        const isolated = record.agent.workspaceMode === "git-worktree" || record.agent.workspaceMode === "scratch";
+        if (isolated && record.rehydrated) {
+          throw new DelegationRefused(`child ${record.runId} worked in a ${record.agent.workspaceMode} workspace that only lived in the process that started it; it cannot be resumed after a restart (spawn a new child)`);
+        }
+        const retry = record.status === "failed" || record.status === "blocked";
+        if (retry && record.retriesUsed >= deps.config.multiAgent.maxRetries) {
+          throw new DelegationRefused(`child ${record.runId} failed and already used ${record.retriesUsed} of multiAgent.maxRetries ${deps.config.multiAgent.maxRetries} retries`);
+        }
+        const admitted = place.campaign.admitRun();
+        if (admitted !== undefined) throw new DelegationRefused(`run budget spent: ${admitted}`);
+        if (retry) record.retriesUsed += 1;
+        record.delivered = true;
+        start(record, place, call.message!, call.background === true, callId, true);
+        if (call.background) return { childRunId: record.runId, taskId: record.taskId, status: "queued" };
+        await waitFor(place, record.done, signal);
+        if (signal.aborted) record.cancel();
+        const result = await record.done;
+        record.delivered = true;
+        return reply(record, result);
+      }
+    }
+  }
+
+  /** Whether `count` more children fit the campaign's run budget, the parent's child ceiling and the depth limit. */
+  function budgetProblem(place: ParentPlace, count: number): string | undefined {
+    const ceilings = campaignCeilings(deps.config, place.workDepth);
+    if (place.depth + 1 > ceilings.delegationDepth) return `delegation depth exhausted (limit ${ceilings.delegationDepth} at work depth ${place.workDepth})`;
+    const { runs } = place.campaign.limits;
+    const left = runs === null ? Number.POSITIVE_INFINITY : runs - place.campaign.spent.runs;
+    if (count > left) return `the graph has ${count} tasks but the campaign may start only ${left} more runs (work depth ${place.workDepth})`;
+    const childLeft = childCeiling(place.agent, deps.config.multiAgent) - (startedByParent.get(place.runId) ?? 0);
+    if (count > childLeft) return `the graph has ${count} tasks but agent ${place.agent.name} may start only ${childLeft} more children`;
+    return undefined;
+  }
+
+  /** Schedule checks every task before anything runs: profile, scope and artifact refs. */
+  function preflight(place: ParentPlace, task: ScheduleTaskInput): string | undefined {
+    const used = usedByCampaign.get(place.rootId) ?? new Map<string, number>();
+    const route = chooseProfile({ requested: task.agent, deliverable: task.deliverable!, parent: place.agent, agents: deps.config.agents, used });
+    if (!route.ok) return `task ${task.id}: ${route.error}`;
+    if (task.access === "read" && route.agent.workspaceMode !== "shared-readonly" && childPermission(route.agent, place.permissionMode, deps.config.permissionMode) !== "read-only") {
+      return `task ${task.id}: access "read" but profile ${route.agent.name} can write (${route.agent.workspaceMode}); pick a read-only profile or declare access "write"`;
+    }
+    const scope = childScope(task.scope?.paths, place.scope);
+    return scope.ok ? undefined : `task ${task.id}: ${scope.error}`;
+  }
+
+  const provider: DelegationProvider = {
+    forRun(place): RunDelegation {
+      liveRuns.add(place.runId);
+      const isRoot = place.depth === 0;
+      return {
+        delegation: (call, signal) => handle(place, call, signal),
+        pendingInput(): Message[] {
+          const ready = [...children.values()].filter((r) => r.parent.runId === place.runId && r.result && !r.delivered && r.status !== "queued" && r.status !== "running");
+          if (isRoot) ready.push(...carried.splice(0).filter((r) => !r.delivered));
+          return ready.map((record) => {
+            record.delivered = true;
+            const envelope = JSON.stringify(reply(record, record.result ?? failedResult("failed", "no result")));
+            return userMessage(`[delegate] Background child ${record.runId} (task ${record.taskId}) finished:\n${envelope}`);
+          });
+        },
+        async end() {
+          const mine = [...children.values()].filter((r) => r.parent.runId === place.runId && (r.status === "queued" || r.status === "running"));
+          if (deps.config.multiAgent.cancelChildrenWithParent) for (const record of mine) record.cancel();
+          if (deps.config.multiAgent.cancelChildrenWithParent) await Promise.all(mine.map((r) => r.done));
+          liveRuns.delete(place.runId);
+          // What the model never saw goes to the next root run of the session.
+          for (const record of children.values()) if (record.parent.runId === place.runId && record.result && !record.delivered && !carried.includes(record)) carried.push(record);
+        },
+      };
+    },
+  };
+  return { ...provider, children };
+}
