@@ -92,6 +92,13 @@ export type LoopInput = {
   /** Why `signal` fired: cancelled or deadline. */
   abortReason(): StopReason;
   emit(body: EventBody): void;
+  /**
+   * The artifact references this run may open (zero adds each one it hands out). Shared with the
+   * caller when given: delegation reads and extends it.
+   */
+  knownArtifacts?: Set<string>;
+  /** False: do not treat references in the history as known (the caller seeded `knownArtifacts`). */
+  learnArtifactsFromHistory?: boolean;
   /** Budget already spent by an earlier part of this run (resume of an interrupted run). */
   spent?: { usage: Usage; steps: number; toolCalls: number };
   /** Called when a step's calls are about to run: the history then ends with the calls. */

@@ -33,9 +33,10 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
   let usage = input.spent?.usage ?? emptyUsage();
   let steps = input.spent?.steps ?? 0;
   let lastText = "";
-  const guards: CallGuards = { toolCalls: input.spent?.toolCalls ?? 0, lastSignature: "", repeats: 0, knownArtifacts: new Set() };
-  // References already in the conversation (the task, earlier turns) may be opened.
-  learnArtifacts(JSON.stringify(history), guards.knownArtifacts);
+  const guards: CallGuards = { toolCalls: input.spent?.toolCalls ?? 0, lastSignature: "", repeats: 0, knownArtifacts: input.knownArtifacts ?? new Set() };
+  // References already in the conversation (the task, earlier turns) may be opened — unless the
+  // caller seeded the set itself (a child may open only what its parent handed it).
+  if (input.learnArtifactsFromHistory !== false) learnArtifacts(JSON.stringify(history), guards.knownArtifacts);
   const finish = (status: RunStatus, reason: StopReason | null, failure?: ProviderFailure): LoopResult => ({
     status,
     reason,

@@ -51,3 +51,33 @@ test("held text and reasoning keep their order, whichever came first", () => {
     ["message.delta", " world"],
   ]);
 });
+
+test("delegation events are redacted: a child's envelope, the task's names, the todo items", () => {
+  const token = `ghp_${"Ab3".repeat(12)}`;
+  const redaction = createEventRedaction(redactor);
+  const [completed] = redaction.apply({
+    type: "agent.completed",
+    childRunId: "run_1",
+    taskId: token,
+    status: "completed",
+    result: { summary: `found ${token}`, findings: [{ path: "a.ts", description: token }], followUps: [token] },
+  });
+  const [spawned] = redaction.apply({
+    type: "agent.spawned",
+    callId: "c",
+    childRunId: "run_1",
+    taskId: token,
+    taskName: token,
+    agent: "explore",
+    deliverable: "analysis",
+    workspaceMode: "shared-readonly",
+    permissionMode: "read-only",
+    background: false,
+    followUp: false,
+  });
+  const [plan] = redaction.apply({ type: "plan.updated", items: [{ content: `rotate ${token}`, status: "pending" }] });
+  const text = JSON.stringify([completed, spawned, plan]);
+  expect(text).not.toContain(token);
+  expect(text).toContain("[REDACTED");
+  expect((completed as unknown as { result: { findings: Array<{ path: string }> } }).result.findings[0]!.path).toBe("a.ts");
+});

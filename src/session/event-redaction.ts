@@ -130,6 +130,13 @@ export function createEventRedaction(rawRedactor: Redactor) {
         return body.status === "failed" || body.status === "denied" ? { ...body, output: scrub(body.output) } : body;
       case "guard.triggered":
         return { ...body, message: scrub(body.message) };
+      // Delegation: the child's envelope and the task's names are model text; the ledger too.
+      case "agent.spawned":
+        return { ...body, taskName: scrub(body.taskName), taskId: scrub(body.taskId) };
+      case "agent.completed":
+        return { ...body, taskId: scrub(body.taskId), result: deep(body.result) as Record<string, unknown> };
+      case "plan.updated":
+        return { ...body, items: body.items.map((item) => ({ ...item, content: scrub(item.content) })) };
       default:
         return body;
     }

@@ -1,5 +1,10 @@
 import { realpathSync } from "node:fs";
-import type { AgentProfile, EffectiveConfig, ResolvedModel } from "../config/schema.ts";
+import type { LoopHooks } from "../agent/loop-input.ts";
+import type { AgentProfile, EffectiveConfig, PermissionMode, ResolvedModel, WorkDepth } from "../config/schema.ts";
+import { campaignCeilings } from "../config/work-depth.ts";
+import type { Message } from "../protocol/messages.ts";
+import { mostRestrictive } from "../policy/rules.ts";
+import type { RunRequest } from "./run.ts";
 import { SECRET_ENV_NAME } from "../security/redact-rules.ts";
 import type { Env } from "../util/env.ts";
 import { UsageError } from "../util/errors.ts";
@@ -52,3 +57,41 @@ export function pickModel(config: EffectiveConfig, alias: string, fromFlag: bool
   throw new UsageError(`${fromFlag ? "--model" : "agent model"} '${alias}' is not a configured model alias (known: ${known})`);
 }
 
+
+/**
+ * The run's permission mode: the flag, else the profile's, else the configured default. An
+ * interrupted run keeps the authority it was granted; a shared-readonly profile never writes.
+ */
+export function runPermission(request: RunRequest, agent: AgentProfile): PermissionMode {
+  const { overrides = {}, continuation, config } = request;
+  let mode = overrides.permissionMode ?? agent.permissionMode ?? config.permissionMode;
+  if (continuation?.kind === "run") {
+    const saved = continuation.meta;
+    if (saved.agent !== agent.name) {
+      throw new UsageError(`run ${continuation.run.id} was a run of agent ${saved.agent}; the configured root agent is now ${agent.name}`);
+    }
+    if (overrides.permissionMode !== undefined && overrides.permissionMode !== saved.permissionMode) {
+      throw new UsageError(`--resume-run keeps the run's permission mode (${saved.permissionMode}); it cannot be changed to ${overrides.permissionMode}`);
+    }
+    mode = saved.permissionMode as PermissionMode;
+  }
+  return agent.workspaceMode === "shared-readonly" ? mostRestrictive(mode, "read-only") : mode;
+}
+
+/**
+ * How long the run may take: a resumed run keeps its absolute deadline (a passed one stops it at
+ * once); otherwise the smallest of runTimeoutMs, the profile's timeoutMs and the campaign's
+ * duration (a root opens its campaign at its work depth; a child never outlives its campaign).
+ */
+export function runTimeout(request: RunRequest, agent: AgentProfile, workDepth: WorkDepth, now: Date): number {
+  const { continuation, config, parent } = request;
+  if (continuation?.kind === "run") return Math.max(1, Date.parse(continuation.meta.deadline) - now.getTime());
+  const campaign = parent ? Math.max(1, parent.campaign.limits.deadline.getTime() - now.getTime()) : campaignCeilings(config, workDepth).durationMs;
+  return Math.min(config.limits.runTimeoutMs, agent.timeoutMs ?? Number.POSITIVE_INFINITY, campaign);
+}
+
+/** The surface's hooks plus delegation's: background completions join the queued input before each step. */
+export function withPendingInput(hooks: LoopHooks | undefined, completions: (() => Message[]) | undefined): LoopHooks | undefined {
+  if (!completions) return hooks;
+  return { ...hooks, pendingInput: () => [...(hooks?.pendingInput?.() ?? []), ...completions()] };
+}

@@ -18,15 +18,15 @@ import { exitCodeFor, type RuntimeEvent, type StopReason, type Usage } from "../
 import { newRunId } from "../protocol/ids.ts";
 import { userMessage, type Message } from "../protocol/messages.ts";
 import type { ApprovalBroker } from "../policy/approvals.ts";
-import { MODE_RULES, mostRestrictive } from "../policy/rules.ts";
+import { MODE_RULES } from "../policy/rules.ts";
 import type { Redactor } from "../security/redact.ts";
 import { createRoots, type Roots } from "../security/roots.ts";
 import type { AskRequest } from "../tool/define.ts";
 import { runLoop } from "../agent/loop.ts";
 import { assembleSystemPrompt } from "../agent/prompt.ts";
 import type { Env } from "../util/env.ts";
-import { UsageError, errorMessage } from "../util/errors.ts";
-import { configuredFiles, pickAgent, pickModel } from "./run-inputs.ts";
+import { errorMessage } from "../util/errors.ts";
+import { configuredFiles, pickAgent, pickModel, runPermission, runTimeout, withPendingInput } from "./run-inputs.ts";
 import { campaignCeilings, runCeilings } from "../config/work-depth.ts";
 import { createTodoTool } from "../tool/todo.ts";
 import type { PlanItem } from "../tool/define.ts";
@@ -94,6 +94,8 @@ export type ChildSetup = {
   meta(): ChildMeta;
   /** What it holds (a concurrency slot, a writer gate), lent back while it waits on its own children. */
   leases: Lease[];
+  /** The artifact references it may open: what its parent handed it, plus what its own tools make. */
+  knownArtifacts: Set<string>;
 };
 
 /** A child run's link to its parent: its events name parent and root, and it spends the root's campaign. */
@@ -153,24 +155,15 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
   const model = pickModel(config, overrides.model ?? saved?.model.alias ?? agent.model, overrides.model !== undefined);
   const tools = buildToolSet(agent, request.toolSources ?? [coreToolSource()]);
   for (const name of child?.withoutTools ?? []) tools.delete(name);
-  let permissionMode = overrides.permissionMode ?? agent.permissionMode ?? config.permissionMode;
-  if (continuation?.kind === "run" && saved!.agent !== agent.name) {
-    throw new UsageError(`run ${continuation.run.id} was a run of agent ${saved!.agent}; the configured root agent is now ${agent.name}`);
-  }
-  if (continuation?.kind === "run") {
-    // An interrupted run keeps its authority: it was granted for that run, not widened later.
-    if (overrides.permissionMode !== undefined && overrides.permissionMode !== saved!.permissionMode) {
-      throw new UsageError(`--resume-run keeps the run's permission mode (${saved!.permissionMode}); it cannot be changed to ${overrides.permissionMode}`);
-    }
-    permissionMode = saved!.permissionMode as PermissionMode;
-  }
-  // A shared-readonly profile cannot write, whatever its mode says (a root run included).
-  if (agent.workspaceMode === "shared-readonly") permissionMode = mostRestrictive(permissionMode, "read-only");
+  const permissionMode = runPermission(request, agent);
   const workDepth = overrides.depth ?? (saved?.workDepth as WorkDepth | undefined) ?? config.workDepth;
   // Non-trivial depths get the run-private progress ledger (not one of the six tools: it touches nothing).
   let plan: ((items: PlanItem[]) => void) | undefined;
   if (workDepth !== "flash") tools.set("todo", createTodoTool((items) => plan?.([...items])));
   const ceilings = runCeilings(agent, workDepth);
+  // Where no child could start (flash, or the depth limit reached), delegate is not offered at all.
+  const depth = request.parent ? request.parent.depth + 1 : 0;
+  if (depth + 1 > campaignCeilings(config, workDepth).delegationDepth) tools.delete("delegate");
   const roots: Roots = createRoots({
     workspace: request.workspace,
     extraDirs: request.extraDirs ?? [],
@@ -202,16 +195,7 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
   // Large outputs live in the workspace's private state directory, created on first use.
   const artifacts = createArtifactStore(join(workspaceStateDir(request.env, roots.workspace), "artifacts"));
   const runId = child?.runId ?? (continuation?.kind === "run" ? continuation.run.id : newRunId(now));
-  // A resumed run keeps its absolute deadline; a passed one stops it at once.
-  const timeoutMs =
-    continuation?.kind === "run"
-      ? Math.max(1, Date.parse(continuation.meta.deadline) - now.getTime())
-      : Math.min(
-          config.limits.runTimeoutMs,
-          agent.timeoutMs ?? Number.POSITIVE_INFINITY,
-          // A root run opens its campaign, bounded by the work depth; a child never outlives its campaign.
-          request.parent ? Math.max(1, request.parent.campaign.limits.deadline.getTime() - now.getTime()) : campaignCeilings(config, workDepth).durationMs,
-        );
+  const timeoutMs = runTimeout(request, agent, workDepth, now);
   const controller = new AbortController();
   let abortReason: StopReason = "cancelled";
 
@@ -227,7 +211,7 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
     apiModel: model.model,
     status: "running",
     reason: null,
-    depth: request.parent ? request.parent.depth + 1 : 0,
+    depth,
     workspace: roots.workspace,
     permissionMode,
     workDepth,
@@ -300,12 +284,13 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
     // A continued run (--resume-run) carries on its own history; its new text joins as a user turn.
     const history = [...execution.history, userMessage(request.task)];
     let latest: readonly Message[] = history;
+    const knownArtifacts = child?.knownArtifacts ?? new Set<string>();
     plan = (items) => emit({ type: "plan.updated", items });
     const delegation = tools.has("delegate") && request.delegation
       ? request.delegation.forRun({
           runId,
           rootId: place.rootId,
-          depth: request.parent ? request.parent.depth + 1 : 0,
+          depth,
           sessionId: request.parent ? request.parent.sessionId : sessionId,
           agent,
           permissionMode,
@@ -319,6 +304,7 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
           emit,
           listeners: execution.listeners,
           artifacts,
+          knownArtifacts,
           leases: child?.leases ?? [],
         })
       : undefined;
@@ -337,7 +323,7 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
         roots: roots.roots.map((r) => r.path),
         permissionMode,
         workDepth,
-        depth: request.parent ? request.parent.depth + 1 : 0,
+        depth,
         reasoningEffort: overrides.reasoningEffort ?? model.reasoningEffort ?? null,
         speed: overrides.speed ?? model.speed ?? null,
         budgets: { ...limits, maxTokens: limits.maxTokens ?? null, timeoutMs, deadline: deadline.toISOString() },
@@ -356,6 +342,8 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
         campaign,
         roots,
         ...(child?.scope ? { scope: scopeGuard(child.scope) } : {}),
+        knownArtifacts,
+        learnArtifactsFromHistory: child === undefined,
         sensitiveFiles: configuredFiles(config),
         services: {
           env: request.env,
@@ -448,8 +436,3 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
   };
 }
 
-/** The surface's hooks plus delegation's: background completions join the queued input before each step. */
-function withPendingInput(hooks: LoopHooks | undefined, completions: (() => Message[]) | undefined): LoopHooks | undefined {
-  if (!completions) return hooks;
-  return { ...hooks, pendingInput: () => [...(hooks?.pendingInput?.() ?? []), ...completions()] };
-}

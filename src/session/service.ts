@@ -19,6 +19,7 @@ export { RunCancelledBeforeStart } from "./session-claim.ts";
 import type { ToolSource } from "./tool-sources.ts";
 import type { LoopHooks } from "../agent/loop-input.ts";
 import { createDelegationCoordinator } from "./delegation/coordinator.ts";
+import type { DelegationCoordinator } from "./delegation/coordinator.ts";
 import type { DelegationProvider } from "./delegation/types.ts";
 import { createWorkspaceRegistry } from "./delegation/workspaces.ts";
 
@@ -95,7 +96,7 @@ export function createSessionService(options: SessionServiceOptions) {
   // Isolated child workspaces of every session, removed by `shutdown` (the surfaces call it on exit and signals).
   const workspaces = createWorkspaceRegistry();
   // Children outlive an evicted idle session object: their coordinator is kept per session id.
-  const coordinators = new Map<string, DelegationProvider>();
+  const coordinators = new Map<string, DelegationCoordinator>();
   // One redactor for everything that leaves the process, matching secrets as written and as seen.
   const redactor: Redactor = withVisibleRedaction(createRedactor({ knownSecrets: knownSecretValues(options.config, options.env) }));
   const resumeContext = () => ({
@@ -195,7 +196,7 @@ export function createSessionService(options: SessionServiceOptions) {
         return false;
       }
     };
-    // Children are retained for the life of the service: one coordinator per session object.
+    // Children are retained for the life of the service: one coordinator per session id.
     const coordinator = (): DelegationProvider => {
       const known = coordinators.get(id);
       if (known) return known;
@@ -281,6 +282,8 @@ export function createSessionService(options: SessionServiceOptions) {
           })
           .finally(() => {
             controllers.delete(controller);
+            // A session that never delegated keeps no coordinator (a host serving many ids does not grow).
+            if (coordinators.get(id)?.children.size === 0) coordinators.delete(id);
             // An idle headless session holds nothing the store does not: forget it, so a long-lived
             // host serving many session ids does not grow. (Without storage, its memory is the history.)
             if (controllers.size === 0 && subscribers.size === 0 && !options.interactive && options.store.enabled && sessions.get(id) === session) {
@@ -320,10 +323,19 @@ export function createSessionService(options: SessionServiceOptions) {
   return {
     open,
     redactor,
-    /** Removes every isolated child workspace (worktrees, scratch dirs); call once work is over. */
-    shutdown: () => workspaces.removeAll(),
-    /** The same, synchronously, for exit handlers. */
-    shutdownSync: () => workspaces.removeAllSync(),
+    /**
+     * Ends what outlives a turn: unfinished children are cancelled and awaited (a one-shot process
+     * never leaves one running), then every isolated child workspace is removed. Call once work is over.
+     */
+    async shutdown() {
+      await Promise.all([...coordinators.values()].map((coordinator) => coordinator.shutdown()));
+      await workspaces.removeAll().catch(() => workspaces.removeAllSync());
+    },
+    /** The same without waiting, for exit handlers: children are cancelled (their process groups killed), workspaces removed. */
+    shutdownSync() {
+      for (const coordinator of coordinators.values()) coordinator.cancelAll();
+      workspaces.removeAllSync();
+    },
   };
 }
 

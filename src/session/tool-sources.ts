@@ -21,8 +21,8 @@ export function unavailableCoreTools(): string[] {
 
 /**
  * The tools the agent's allowlist names, from the given sources. A name no
- * source can provide was already refused by the config check (file:line); a
- * core tool not built yet (delegate) and MCP tools are not offered yet.
+ * source can provide was already refused by the config check (file:line); MCP tools are not
+ * offered until their source exists.
  */
 export function buildToolSet(agent: AgentProfile, sources: readonly ToolSource[]): Map<string, Tool> {
   const available = new Map<string, Tool>();

@@ -116,6 +116,8 @@ export type ToolDefinition<Schema extends z.ZodType> = {
   execute(input: z.infer<Schema>, ctx: ToolContext): Promise<ToolOutput>;
   /** The tool bounds its own time (delegate: a child's deadline), so the per-call timeout does not apply. */
   selfTimed?: boolean;
+  /** Trims the JSON schema the model is shown (every byte is paid on every request); validation still uses `input`. */
+  modelSchema?(generated: Record<string, unknown>): Record<string, unknown>;
 };
 
 /** A JSON Schema document (draft-07, 2019-09 or 2020-12), as MCP servers and plugins declare their inputs. */
@@ -239,8 +241,9 @@ function sleep(ms: number): { done: Promise<void>; cancel(): void } {
  * here once, so each tool is only its own behavior.
  */
 export function defineTool<Schema extends z.ZodType>(definition: ToolDefinition<Schema>): Tool {
-  const inputSchema = z.toJSONSchema(definition.input, { target: "draft-7" }) as Record<string, unknown>;
+  let inputSchema = z.toJSONSchema(definition.input, { target: "draft-7" }) as Record<string, unknown>;
   delete inputSchema.$schema;
+  if (definition.modelSchema) inputSchema = definition.modelSchema(inputSchema);
   return assemble({
     name: definition.name,
     description: definition.description,

@@ -30,43 +30,43 @@ const contextMode = z.union([
 
 // The task contract: the same fields for `spawn` and each `schedule` task.
 const contract = {
-  taskName: taskName.optional().describe("Short id of the task, e.g. locate-auth-flow"),
-  goal: text(4000).optional().describe("The concrete goal of the child"),
-  deliverable: z.enum(DELIVERABLES).optional().describe("What the child must hand back"),
-  acceptanceCriteria: z.array(text(1000)).max(20).optional().describe("At least one checkable criterion"),
+  taskName: taskName.optional(),
+  goal: text(4000).optional(),
+  deliverable: z.enum(DELIVERABLES).optional(),
+  acceptanceCriteria: z.array(text(1000)).max(20).optional(),
   agent: z
     .string()
     .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/)
     .optional()
-    .describe('A profile from your canDelegateTo list, or "auto" (default): chosen by deliverable'),
+    .describe('"auto" (default) or a profile you may delegate to'),
   scope: z
     .strictObject({
-      paths: z.array(text(300)).max(50).optional().describe("Workspace-relative globs the child may read, find and write (e.g. src/auth/**)"),
-      components: z.array(text(200)).max(50).optional().describe("Components the task is about (context only)"),
+      paths: z.array(text(300)).max(50).optional().describe("globs the child may read/find/write, e.g. src/auth/**"),
+      components: z.array(text(200)).max(50).optional(),
     })
     .optional(),
-  contextMode: contextMode.optional().describe('How much of your conversation the child sees: "none", "summary", {type:"recent",turns:N} or "full"'),
-  context: z.array(text(4000)).max(20).optional().describe("Facts the child needs, given verbatim"),
-  artifactRefs: z.array(artifactRef).max(20).optional().describe("artifact:// references the child may open"),
+  contextMode: contextMode.optional().describe("how much of your conversation the child sees"),
+  context: z.array(text(4000)).max(20).optional(),
+  artifactRefs: z.array(artifactRef).max(20).optional(),
 };
 
 const scheduleTask = z.strictObject({
   id: taskName,
   ...contract,
-  dependencies: z.array(taskName).max(MAX_SCHEDULE_TASKS).optional().describe("Ids of tasks that must complete first"),
-  access: z.enum(["read", "write"]).describe("Whether the task may change files"),
+  dependencies: z.array(taskName).max(MAX_SCHEDULE_TASKS).optional(),
+  access: z.enum(["read", "write"]),
 });
 
 const input = z
   .strictObject({
-    operation: z.enum(DELEGATE_OPERATIONS).describe("spawn | schedule | wait | inspect | cancel | send"),
+    operation: z.enum(DELEGATE_OPERATIONS),
     ...contract,
-    background: z.boolean().optional().describe("spawn/send: return at once; the result arrives before your next step"),
-    tasks: z.array(scheduleTask).min(1).max(MAX_SCHEDULE_TASKS).optional().describe("schedule: the dependency graph of tasks"),
-    runIds: z.array(runId).min(1).max(64).optional().describe("wait: child run ids"),
-    timeoutMs: z.number().int().min(0).max(MAX_WAIT_MS).optional().describe(`wait: how long to wait (default ${DEFAULT_WAIT_MS} ms); pending work is not cancelled`),
-    runId: runId.optional().describe("inspect/cancel/send: the child run id"),
-    message: text(20_000).optional().describe("send: the follow-up for the child"),
+    background: z.boolean().optional(),
+    tasks: z.array(scheduleTask).min(1).max(MAX_SCHEDULE_TASKS).optional(),
+    runIds: z.array(runId).min(1).max(64).optional(),
+    timeoutMs: z.number().int().min(0).max(MAX_WAIT_MS).optional(),
+    runId: runId.optional(),
+    message: text(20_000).optional(),
   })
   .superRefine((call, ctx) => {
     const need = (field: keyof typeof call, why = "") => {
@@ -122,16 +122,37 @@ const input = z
 export type DelegateInput = z.infer<typeof input>;
 export type ScheduleTaskInput = z.infer<typeof scheduleTask>;
 
-const DESCRIPTION = `Start and manage child agents for bounded specialist tasks (exploration, planning, patches, tests, review).
-- spawn: {taskName, goal, deliverable: analysis|plan|patch|review|test_result, acceptanceCriteria: [..], agent?, scope?, contextMode?, context?, artifactRefs?, background?}. Foreground waits and returns the child's result envelope; background returns childRunId at once and the result arrives before your next step.
-- schedule: {tasks: [{id, taskName, goal, deliverable, acceptanceCriteria, dependencies, access: read|write, agent?...}]}: runs the graph in dependency order, independent tasks in parallel; a task whose dependency did not complete is skipped.
-- wait {runIds, timeoutMs?} · inspect {runId} · cancel {runId} · send {runId, message} (a follow-up turn for a finished child).
-The child's profile decides its model, tools, workspace and permissions; results report files changed, artifacts and verification as observed by the runtime.`;
+const DESCRIPTION = `Run child agents for bounded tasks (explore, plan, patch, test, review); each returns a result envelope whose changed files, artifacts and verification are observed by the runtime.
+- spawn {taskName, goal, deliverable, acceptanceCriteria[], agent?, scope?, contextMode?, context[]?, artifactRefs[]?, background?}: foreground waits for the result; background returns childRunId and the result arrives before your next step.
+- schedule {tasks}: a dependency graph; independent tasks run in parallel; dependants of a failed task are skipped.
+- wait {runIds, timeoutMs?} · inspect {runId} · cancel {runId} · send {runId, message}: a follow-up turn for a finished child.
+Delegate only work that is worth a separate agent; the child's profile fixes its model, tools, workspace and permissions.`;
+
+/** Bounds and patterns are enforced on validation (with a message naming the field); the model sees the shape only. */
+const VALIDATION_ONLY = new Set(["maxLength", "minLength", "maxItems", "minItems", "pattern", "maximum", "minimum"]);
+
+function compact(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(compact);
+  if (schema === null || typeof schema !== "object") return schema;
+  return Object.fromEntries(Object.entries(schema).filter(([key]) => !VALIDATION_ONLY.has(key)).map(([key, value]) => [key, compact(value)]));
+}
+
+/** The schema the model sees: bounds dropped, and schedule tasks described by reference to spawn's fields. */
+function modelSchema(generated: Record<string, unknown>): Record<string, unknown> {
+  const schema = compact(generated) as { properties: Record<string, Record<string, unknown>> };
+  schema.properties.tasks = {
+    type: "array",
+    description: "schedule: tasks, each {id, the spawn contract fields, dependencies: [ids], access: read|write}",
+    items: { type: "object", properties: { id: { type: "string" }, dependencies: { type: "array", items: { type: "string" } }, access: { type: "string", enum: ["read", "write"] } }, required: ["id", "access"] },
+  };
+  return schema as unknown as Record<string, unknown>;
+}
 
 export const delegateTool = defineTool({
   name: "delegate",
   description: DESCRIPTION,
   input,
+  modelSchema,
   // A foreground child or a wait runs as long as the child's own deadline allows.
   selfTimed: true,
   classify(call) {

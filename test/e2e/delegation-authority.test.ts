@@ -8,61 +8,26 @@
 import { expect, test } from "bun:test";
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { FakeProvider, FakeTurn, RecordedRequest } from "../support/fake-provider.ts";
+import type { FakeProvider, FakeTurn } from "../support/fake-provider.ts";
 import { useFakeProviderAndSandbox } from "../support/e2e-hooks.ts";
 import { fakeConfig, jsonLines, runZero, type Sandbox } from "../support/cli.ts";
+import { allText, calls, commitAll, delegate, firstUser, parse, requestsOf, scriptBySender, spawn, task, textOf, toolNames, toolResults, type Turn } from "../support/delegation.ts";
 
 let fake: FakeProvider;
 let sandbox: Sandbox;
 
 useFakeProviderAndSandbox({ fake: (f) => (fake = f), sandbox: (s) => (sandbox = s) }, { userConfig: false });
 
-type Turn = FakeTurn | ((req: RecordedRequest) => FakeTurn);
-
-const textOf = (message: any): string =>
-  typeof message?.content === "string" ? message.content : Array.isArray(message?.content) ? message.content.map((p: any) => p.text ?? "").join("") : "";
-const firstUser = (req: RecordedRequest): string => textOf(req.body.messages.find((m: any) => m.role === "user"));
-/** The task name of the child that sent `req`, or "root". */
-const senderOf = (req: RecordedRequest): string => /^# Delegated task: (\S+)/.exec(firstUser(req))?.[1] ?? "root";
-const requestsOf = (who: string) => fake.requests.filter((req) => senderOf(req) === who);
-const toolNames = (req: RecordedRequest): string[] => (req.body.tools ?? []).map((t: any) => t.function.name);
-/** The tool results a request carries, by call id. */
-const toolResults = (req: RecordedRequest): Record<string, string> =>
-  Object.fromEntries(req.body.messages.filter((m: any) => m.role === "tool").map((m: any) => [m.tool_call_id, textOf(m)]));
-const parse = (text: string | undefined): any => JSON.parse(text ?? "null");
-
-/** Answers each request from its sender's queue. */
-function script(turns: Record<string, Turn[]>): void {
-  const total = Object.values(turns).reduce((n, list) => n + list.length, 0);
-  fake.script(
-    Array.from({ length: total }, () => (req: RecordedRequest): FakeTurn => {
-      const who = senderOf(req);
-      const next = turns[who]?.shift();
-      if (next === undefined) return { kind: "error", status: 400, message: `test: no turn scripted for ${who}` };
-      return typeof next === "function" ? next(req) : next;
-    }),
-  );
-}
-
-const delegate = (id: string, args: Record<string, unknown>): FakeTurn => ({ toolCalls: [{ name: "delegate", id, args }] });
-const task = (taskName: string, extra: Record<string, unknown> = {}) => ({
-  taskName,
-  goal: `Carry out ${taskName}`,
-  deliverable: "analysis",
-  acceptanceCriteria: ["Report what you saw"],
-  ...extra,
-});
-const spawn = (id: string, contract: Record<string, unknown>): FakeTurn => delegate(id, { operation: "spawn", ...contract });
 const tool = (name: string, id: string, args: Record<string, unknown>): FakeTurn => ({ toolCalls: [{ name, id, args }] });
 const run = (id: string, command: string): FakeTurn => tool("run", id, { command });
 const send = (id: string, runId: string, message: string) => delegate(id, { operation: "send", runId, message });
 
 /** Runs one root turn that spawns children; returns their run ids by the spawning call's id. */
 async function firstProcess(turns: Record<string, Turn[]>, args: string[]): Promise<Record<string, string>> {
-  script(turns);
+  scriptBySender(fake, turns);
   const result = await runZero(["run", "--json", ...args, "start the children"], { sandbox });
   expect(result.code).toBe(0);
-  const last = requestsOf("root").at(-1)!;
+  const last = requestsOf(fake, "root").at(-1)!;
   const ids = Object.fromEntries(Object.entries(toolResults(last)).map(([call, text]) => [call, parse(text).childRunId as string]));
   fake.reset();
   return ids;
@@ -78,7 +43,7 @@ test("a read-only parent narrows a full-access child: its write is denied and no
     }),
   );
   const writeScript = () =>
-    script({
+    scriptBySender(fake, {
       root: [spawn("d1", task("write-file", { agent: "writer", deliverable: "patch" })), { text: "ok" }],
       "write-file": [tool("write", "w1", { operation: "write", path: "created.txt", content: "made by the child\n" }), { text: "done" }],
     });
@@ -94,14 +59,14 @@ test("a read-only parent narrows a full-access child: its write is denied and no
   const result = await runZero(["run", "--json", "--permission-mode", "read-only", "make a file"], { sandbox });
   expect(result.code).toBe(0);
   expect(existsSync(join(sandbox.workspace, "created.txt"))).toBe(false);
-  const [first, second] = requestsOf("write-file");
+  const [first, second] = requestsOf(fake, "write-file");
   expect(textOf(first!.body.messages[0])).toContain("Permission mode: read-only");
   expect(toolResults(second!).w1).toMatch(/denied|read-only/i);
   const events = jsonLines(result.stdout);
   expect(events.find((e) => e.type === "agent.spawned")).toMatchObject({ agent: "writer", permissionMode: "read-only" });
   const childRun = events.find((e) => e.type === "run.started" && e.parentRunId)!;
   expect(childRun.permissionMode).toBe("read-only");
-  const handed = parse(toolResults(requestsOf("root")[1]!).d1);
+  const handed = parse(toolResults(requestsOf(fake, "root")[1]!).d1);
   expect(handed.changedFiles).toEqual([]);
   expect(handed.status).not.toBe("completed");
 });
@@ -115,7 +80,7 @@ test("a path-scoped child reads only inside its scope and is not offered run", a
       },
     }),
   );
-  script({
+  scriptBySender(fake, {
     root: [spawn("d1", task("scoped", { agent: "checker", scope: { paths: ["src/**"] } })), { text: "ok" }],
     scoped: [
       {
@@ -131,7 +96,7 @@ test("a path-scoped child reads only inside its scope and is not offered run", a
   });
   const result = await runZero(["run", "--json", "look at src"], { sandbox });
   expect(result.code).toBe(0);
-  const [first, second] = requestsOf("scoped");
+  const [first, second] = requestsOf(fake, "scoped");
   expect(firstUser(first!)).toContain("src/**");
   const offered = toolNames(first!);
   expect(offered).not.toContain("run");
@@ -148,7 +113,7 @@ test("a path-scoped child reads only inside its scope and is not offered run", a
 test("a file-pattern scope also bounds find inside the directory it names", async () => {
   writeFileSync(join(sandbox.workspace, "src", "notes.md"), "NOTES-OUTSIDE-SCOPE\n");
   sandbox.writeUserConfig(fakeConfig(fake.url));
-  script({
+  scriptBySender(fake, {
     root: [spawn("d1", task("ts-only", { scope: { paths: ["src/*.ts"] } })), { text: "ok" }],
     "ts-only": [
       {
@@ -162,23 +127,19 @@ test("a file-pattern scope also bounds find inside the directory it names", asyn
   });
   const result = await runZero(["run", "--json", "look at the ts files"], { sandbox });
   expect(result.code).toBe(0);
-  const answers = toolResults(requestsOf("ts-only")[1]!);
+  const answers = toolResults(requestsOf(fake, "ts-only")[1]!);
   expect(answers.notes).toContain("outside this task's scope");
   // src/notes.md is outside src/*.ts, so searching src must not return its text.
   expect(answers["find-src"]).not.toContain("NOTES-OUTSIDE-SCOPE");
 });
 
 test("after a restart, a shared-workspace child continues by run id with its history; a worktree child cannot", async () => {
-  Bun.spawnSync(["git", "-C", sandbox.workspace, "add", "-A"]);
-  Bun.spawnSync(["git", "-C", sandbox.workspace, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "init"]);
+  commitAll(sandbox);
   sandbox.writeUserConfig(fakeConfig(fake.url, "chat", { agents: { verify: { permissionMode: "full-access" } } }));
   const ids = await firstProcess(
     {
       root: [
-        { toolCalls: [
-          { name: "delegate", id: "shared", args: { operation: "spawn", taskName: "checks", agent: "verify", goal: "Run the checks", deliverable: "test_result", acceptanceCriteria: ["Checks pass"] } },
-          { name: "delegate", id: "isolated", args: { operation: "spawn", taskName: "in-worktree", agent: "implement", goal: "Look around", deliverable: "patch", acceptanceCriteria: ["Report"] } },
-        ] },
+        calls(["shared", { operation: "spawn", ...task("checks", { agent: "verify", deliverable: "test_result" }) }], ["isolated", { operation: "spawn", ...task("in-worktree", { agent: "implement", deliverable: "patch" }) }]),
         { text: "started" },
       ],
       checks: [run("c1", "true"), { text: "FIRST-TURN-MARKER" }],
@@ -189,23 +150,20 @@ test("after a restart, a shared-workspace child continues by run id with its his
   // The worktree went away with the process that made it.
   expect(Bun.spawnSync(["git", "-C", sandbox.workspace, "worktree", "list"]).stdout.toString().trim().split("\n")).toHaveLength(1);
 
-  script({
+  scriptBySender(fake, {
     root: [
-      { toolCalls: [
-        { name: "delegate", id: "again", args: { operation: "send", runId: ids.shared, message: "SECOND-TURN-MARKER" } },
-        { name: "delegate", id: "wt", args: { operation: "send", runId: ids.isolated, message: "continue" } },
-      ] },
+      calls(["again", { operation: "send", runId: ids.shared, message: "SECOND-TURN-MARKER" }], ["wt", { operation: "send", runId: ids.isolated, message: "continue" }]),
       { text: "resumed" },
     ],
     checks: [run("c2", "test -f README.md"), { text: "still passing" }],
   });
   const resumed = await runZero(["run", "--json", "-y", "--resume", "latest", "continue the children"], { sandbox });
   expect(resumed.code).toBe(0);
-  const answers = toolResults(requestsOf("root")[1]!);
+  const answers = toolResults(requestsOf(fake, "root")[1]!);
   expect(parse(answers.again)).toMatchObject({ childRunId: ids.shared, status: "completed", summary: "still passing", verification: [{ command: "test -f README.md", status: "passed" }] });
   expect(answers.wt).toContain("cannot be resumed after a restart");
-  expect(requestsOf("in-worktree")).toEqual([]);
-  const history = requestsOf("checks")[0]!.body.messages.map(textOf).join("\n");
+  expect(requestsOf(fake, "in-worktree")).toEqual([]);
+  const history = allText(requestsOf(fake, "checks")[0]!);
   expect(history).toContain("FIRST-TURN-MARKER");
   expect(history.indexOf("FIRST-TURN-MARKER")).toBeLessThan(history.indexOf("SECOND-TURN-MARKER"));
   const events = jsonLines(resumed.stdout);
@@ -214,10 +172,10 @@ test("after a restart, a shared-workspace child continues by run id with its his
 
   // Another session does not reach the child.
   fake.reset();
-  script({ root: [send("other", ids.shared!, "hello"), { text: "no" }] });
+  scriptBySender(fake, { root: [send("other", ids.shared!, "hello"), { text: "no" }] });
   expect((await runZero(["run", "-y", "a new session"], { sandbox })).code).toBe(0);
-  expect(toolResults(requestsOf("root")[1]!).other).toContain(`no child run ${ids.shared} in this session`);
-  expect(requestsOf("checks")).toEqual([]);
+  expect(toolResults(requestsOf(fake, "root")[1]!).other).toContain(`no child run ${ids.shared} in this session`);
+  expect(requestsOf(fake, "checks")).toEqual([]);
 });
 
 test("a child continued after a restart gets no more authority than the parent that resumes it", async () => {
@@ -226,14 +184,14 @@ test("a child continued after a restart gets no more authority than the parent t
     { root: [spawn("d1", task("checks", { agent: "verify", deliverable: "test_result" })), { text: "ok" }], checks: [run("c1", "true"), { text: "passed" }] },
     ["-y"],
   );
-  script({
+  scriptBySender(fake, {
     root: [send("again", ids.d1!, "touch a file"), { text: "ok" }],
     checks: [run("c2", "touch pwned"), { text: "done" }],
   });
   const resumed = await runZero(["run", "--json", "--permission-mode", "read-only", "--resume", "latest", "read-only now"], { sandbox });
   expect(resumed.code).toBe(0);
   expect(existsSync(join(sandbox.workspace, "pwned"))).toBe(false);
-  expect(textOf(requestsOf("checks")[0]!.body.messages[0])).toContain("Permission mode: read-only");
+  expect(textOf(requestsOf(fake, "checks")[0]!.body.messages[0])).toContain("Permission mode: read-only");
   expect(jsonLines(resumed.stdout).find((e) => e.type === "agent.spawned")).toMatchObject({ childRunId: ids.d1, permissionMode: "read-only" });
 });
 
@@ -250,13 +208,13 @@ test("a path-scoped child stays scoped when continued after a restart", async ()
     { root: [spawn("d1", task("scoped", { agent: "checker", scope: { paths: ["src/**"] } })), { text: "ok" }], scoped: [{ text: "looked at src" }] },
     [],
   );
-  script({
+  scriptBySender(fake, {
     root: [send("again", ids.d1!, "now read the README"), { text: "ok" }],
     scoped: [{ toolCalls: [{ name: "read", id: "readme", args: { path: "README.md" } }] }, { text: "done" }],
   });
   const resumed = await runZero(["run", "--json", "--resume", "latest", "continue"], { sandbox });
   expect(resumed.code).toBe(0);
-  const [first, second] = requestsOf("scoped");
+  const [first, second] = requestsOf(fake, "scoped");
   expect(toolResults(second!).readme).not.toContain("The answer is 42");
   expect(toolResults(second!).readme).toContain("outside this task's scope");
   expect(toolNames(first!)).not.toContain("run");

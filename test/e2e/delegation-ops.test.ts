@@ -1,80 +1,45 @@
 /**
  * Delegation operations through the real CLI: background children and their injected
- * completions, wait, inspect, cancel (also by the parent's end or SIGINT), concurrency, send. The fake answers each request from its
- * sender's queue (see delegation.test.ts), since children run alongside their parent.
+ * completions, wait, inspect, cancel (also by the parent's end or SIGINT), concurrency and the
+ * writer lock, send. The fake answers each request from its sender's queue (see
+ * delegation.test.ts), since children run alongside their parent.
  */
-import { afterEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { FakeProvider, FakeTurn, RecordedRequest } from "../support/fake-provider.ts";
 import { useFakeProviderAndSandbox } from "../support/e2e-hooks.ts";
 import { fakeConfig, jsonLines, runZero, spawnZero, waitUntil, type Sandbox } from "../support/cli.ts";
+import { allText, conversationOf, delegate, INJECTED, injected, isAlive, killStrayAfterEach, parse, providerError, requestsOf, scriptBySender, slowText, spawn as spawnContract, task, toolResults, type Turn } from "../support/delegation.ts";
 
 let fake: FakeProvider;
 let sandbox: Sandbox;
 
 useFakeProviderAndSandbox({ fake: (f) => (fake = f), sandbox: (s) => (sandbox = s) }, { userConfig: false });
 
-type Turn = FakeTurn | ((req: RecordedRequest) => FakeTurn);
-
-const textOf = (message: any): string =>
-  typeof message?.content === "string" ? message.content : Array.isArray(message?.content) ? message.content.map((p: any) => p.text ?? "").join("") : "";
-const firstUser = (req: RecordedRequest): string => textOf(req.body.messages.find((m: any) => m.role === "user"));
-/** The task name of the child that sent `req`, or "root". */
-const senderOf = (req: RecordedRequest): string => /^# Delegated task: (\S+)/.exec(firstUser(req))?.[1] ?? "root";
-const requestsOf = (who: string) => fake.requests.filter((req) => senderOf(req) === who);
-/** The tool results a request carries, by call id. */
-const toolResults = (req: RecordedRequest): Record<string, string> =>
-  Object.fromEntries(req.body.messages.filter((m: any) => m.role === "tool").map((m: any) => [m.tool_call_id, textOf(m)]));
-const parse = (text: string | undefined): any => JSON.parse(text ?? "null");
-const INJECTED = "[delegate] Background child";
-/** User messages of a request that are injected background completions. */
-const injected = (req: RecordedRequest): string[] => req.body.messages.filter((m: any) => m.role === "user" && textOf(m).startsWith(INJECTED)).map(textOf);
-
-/** Answers each request from its sender's queue. */
-function script(turns: Record<string, Turn[]>): void {
-  const total = Object.values(turns).reduce((n, list) => n + list.length, 0);
-  fake.script(
-    Array.from({ length: total }, () => (req: RecordedRequest): FakeTurn => {
-      const who = senderOf(req);
-      const next = turns[who]?.shift();
-      if (next === undefined) return { kind: "error", status: 400, message: `test: no turn scripted for ${who}` };
-      return typeof next === "function" ? next(req) : next;
-    }),
-  );
-}
-
-const delegate = (id: string, args: Record<string, unknown>): FakeTurn => ({ toolCalls: [{ name: "delegate", id, args }] });
-const spawn = (id: string, taskName: string, extra: Record<string, unknown> = {}): FakeTurn =>
-  delegate(id, { operation: "spawn", taskName, goal: `Carry out ${taskName}`, deliverable: "analysis", acceptanceCriteria: ["Report what you saw"], ...extra });
+/** One assistant turn spawning the task `taskName` (see task); `extra` adds to its contract. */
+const spawn = (id: string, taskName: string, extra: Record<string, unknown> = {}): FakeTurn => spawnContract(id, task(taskName, extra));
 /** A call on the child whose id the `from` call's result (in this request) named. */
 const onChild = (id: string, from: string, args: Record<string, unknown>) => (req: RecordedRequest) => {
   const runId = parse(toolResults(req)[from]).childRunId;
   const withId = "runIds" in args ? { ...args, runIds: [runId] } : { ...args, runId };
   return delegate(id, withId);
 };
-/** A reply that streams `pieces` chunks `delayMs` apart: a child that is still busy for a while. */
-const slowText = (text: string, pieces: number, delayMs: number): FakeTurn => ({ text: Array.from({ length: pieces }, (_, i) => (i === 0 ? text : ".")), chunkDelayMs: delayMs });
-const providerError: FakeTurn = { kind: "error", status: 400, message: "invalid request: the fake refuses this child", type: "invalid_request_error" };
+/**
+ * Root turns that keep waiting briefly on the child `from` named until `ready()` holds (each wait
+ * differs, so the repetition guard stays quiet); the turn after them runs once it does.
+ */
+const waitUntilReady = (from: string, ready: () => boolean): Turn[] =>
+  Array.from({ length: 20 }, (_, n) => (req: RecordedRequest) => (ready() ? null : onChild(`poll-${n}`, from, { operation: "wait", runIds: [], timeoutMs: 200 + n })(req)));
+const SLEEPER = "echo $$ > sleeper.pid; exec sleep 100";
+const sleeperStarted = () => existsSync(join(sandbox.workspace, "sleeper.pid")) && readFileSync(join(sandbox.workspace, "sleeper.pid"), "utf8").trim() !== "";
 
-const isAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-let strayPid: number | undefined;
-afterEach(() => {
-  // A sleeper the product failed to kill must not outlive the test.
-  if (strayPid !== undefined && isAlive(strayPid)) process.kill(strayPid, "SIGKILL");
-  strayPid = undefined;
-});
+// A sleeper the product failed to kill must not outlive the test.
+const stray = killStrayAfterEach(isAlive);
 
 test("a background spawn answers at once; its completion is injected before the parent's next step", async () => {
   sandbox.writeUserConfig(fakeConfig(fake.url));
-  script({
+  scriptBySender(fake, {
     root: [
       spawn("bg", "slow-look", { background: true }),
       // The parent stays busy (a slow reply) while the child finishes.
@@ -85,7 +50,7 @@ test("a background spawn answers at once; its completion is injected before the 
   });
   const result = await runZero(["run", "--json", "look in the background"], { sandbox });
   expect(result.code).toBe(0);
-  const roots = requestsOf("root");
+  const roots = requestsOf(fake, "root");
   expect(roots).toHaveLength(3);
   const queued = parse(toolResults(roots[1]!).bg);
   expect(queued).toMatchObject({ status: "queued", agent: "explore", workspaceMode: "shared-readonly", permissionMode: "read-only" });
@@ -99,7 +64,7 @@ test("a background spawn answers at once; its completion is injected before the 
   expect(spawnDone).toBeGreaterThan(-1);
   expect(childDone).toBeGreaterThan(spawnDone);
   // The child's reply streams for about a second; the parent asked again long before it ended.
-  expect(roots[1]!.receivedAt).toBeLessThan(requestsOf("slow-look")[0]!.receivedAt + 600);
+  expect(roots[1]!.receivedAt).toBeLessThan(requestsOf(fake, "slow-look")[0]!.receivedAt + 600);
 
   expect(injected(roots[1]!)).toEqual([]);
   const handed = injected(roots[2]!);
@@ -112,7 +77,7 @@ test("a background spawn answers at once; its completion is injected before the 
 
 test("wait with a short timeout leaves a slow child pending; a later wait returns it, and it is not injected again", async () => {
   sandbox.writeUserConfig(fakeConfig(fake.url));
-  script({
+  scriptBySender(fake, {
     root: [
       spawn("bg", "slow-child", { background: true }),
       onChild("w1", "bg", { operation: "wait", runIds: [], timeoutMs: 100 }),
@@ -124,7 +89,7 @@ test("wait with a short timeout leaves a slow child pending; a later wait return
   });
   const result = await runZero(["run", "--json", "wait for it"], { sandbox });
   expect(result.code).toBe(0);
-  const roots = requestsOf("root");
+  const roots = requestsOf(fake, "root");
   expect(roots).toHaveLength(5);
   const childRunId = parse(toolResults(roots[1]!).bg).childRunId;
   const first = parse(toolResults(roots[2]!).w1);
@@ -138,14 +103,14 @@ test("wait with a short timeout leaves a slow child pending; a later wait return
   expect(second.completed[0]).toMatchObject({ childRunId, status: "completed" });
   expect(second.completed[0].summary).toStartWith("SLOW-CHILD-ANSWER");
   // The timeout did not cancel the child, and the wait consumed its completion.
-  expect(requestsOf("slow-child")).toHaveLength(1);
+  expect(requestsOf(fake, "slow-child")).toHaveLength(1);
   for (const req of roots) expect(injected(req)).toEqual([]);
   expect(jsonLines(result.stdout).find((e) => e.type === "run.completed" && e.runId === childRunId)).toMatchObject({ status: "completed" });
 });
 
 test("inspect reports the child's run, task and message count without its transcript", async () => {
   sandbox.writeUserConfig(fakeConfig(fake.url));
-  script({
+  scriptBySender(fake, {
     root: [spawn("d1", "look-around"), onChild("i1", "d1", { operation: "inspect" }), { text: "ok" }],
     "look-around": [
       { text: "INTERMEDIATE-THOUGHT-MARKER", toolCalls: [{ name: "read", id: "r1", args: { path: "README.md" } }] },
@@ -154,7 +119,7 @@ test("inspect reports the child's run, task and message count without its transc
   });
   const result = await runZero(["run", "--json", "look"], { sandbox });
   expect(result.code).toBe(0);
-  const roots = requestsOf("root");
+  const roots = requestsOf(fake, "root");
   const childRunId = parse(toolResults(roots[1]!).d1).childRunId;
   const raw = toolResults(roots[2]!).i1!;
   const inspected = parse(raw);
@@ -168,37 +133,41 @@ test("inspect reports the child's run, task and message count without its transc
   expect(raw).not.toContain("# Delegated task");
 });
 
-test("cancel stops a running child and kills the command it started", async () => {
-  sandbox.writeUserConfig(fakeConfig(fake.url, "chat", { agents: { verify: { permissionMode: "full-access" } } }));
+test("cancel stops a running child and kills the command it started; a send continues it without a retry", async () => {
+  sandbox.writeUserConfig(fakeConfig(fake.url, "chat", { agents: { verify: { permissionMode: "full-access" } }, multiAgent: { maxRetries: 0 } }));
   const pidFile = join(sandbox.workspace, "sleeper.pid");
   let aliveAfterCancel: boolean | undefined;
   const sleeperPid = () => Number(readFileSync(pidFile, "utf8").trim());
-  script({
+  scriptBySender(fake, {
     root: [
       spawn("bg", "sleeper", { background: true, agent: "verify", deliverable: "test_result" }),
-      // Gives the child time to start its command; the wait itself cancels nothing.
-      onChild("w1", "bg", { operation: "wait", runIds: [], timeoutMs: 1000 }),
+      // Waits until the child's command runs; a wait that times out cancels nothing.
+      ...waitUntilReady("bg", sleeperStarted),
       onChild("c1", "bg", { operation: "cancel" }),
       (req) => {
-        strayPid = sleeperPid();
-        aliveAfterCancel = isAlive(strayPid);
+        stray.pid = sleeperPid();
+        aliveAfterCancel = isAlive(stray.pid);
         return onChild("i1", "bg", { operation: "inspect" })(req);
       },
+      onChild("s1", "bg", { operation: "send", message: "RESUME-AFTER-CANCEL" }),
       { text: "cancelled it" },
     ],
-    sleeper: [{ toolCalls: [{ name: "run", id: "sleep", args: { command: "echo $$ > sleeper.pid; exec sleep 100" } }] }, { text: "never" }],
+    sleeper: [{ toolCalls: [{ name: "run", id: "sleep", args: { command: SLEEPER } }] }, { text: "resumed after the cancel" }],
   });
   const result = await runZero(["run", "--json", "-y", "start and stop"], { sandbox, timeoutMs: 20_000 });
   expect(result.code).toBe(0);
-  const roots = requestsOf("root");
-  const childRunId = parse(toolResults(roots[1]!).bg).childRunId;
-  expect(parse(toolResults(roots[2]!).w1).pending[0]).toMatchObject({ childRunId, status: "running" });
-  expect(parse(toolResults(roots[3]!).c1)).toEqual({ childRunId, status: "cancelled" });
+  const last = requestsOf(fake, "root").at(-1)!;
+  const answers = toolResults(last);
+  const childRunId = parse(answers.bg).childRunId;
+  expect(parse(answers.c1)).toEqual({ childRunId, status: "cancelled" });
   expect(existsSync(pidFile)).toBe(true);
   expect(aliveAfterCancel).toBe(false);
   expect(isAlive(sleeperPid())).toBe(false);
-  expect(parse(toolResults(roots[4]!).i1).run.status).toBe("cancelled");
-  expect(requestsOf("sleeper")).toHaveLength(1);
+  expect(parse(answers.i1).run.status).toBe("cancelled");
+  // A cancelled child is continued, not retried: maxRetries 0 does not stop it.
+  expect(parse(answers.s1)).toMatchObject({ childRunId, summary: "resumed after the cancel" });
+  expect(requestsOf(fake, "sleeper")).toHaveLength(2);
+  expect(allText(requestsOf(fake, "sleeper")[1]!)).toContain("RESUME-AFTER-CANCEL");
   const events = jsonLines(result.stdout);
   expect(events.find((e) => e.type === "agent.completed")).toMatchObject({ childRunId, status: "cancelled" });
   expect(events.find((e) => e.type === "run.completed" && e.runId === childRunId)).toMatchObject({ status: "cancelled" });
@@ -207,16 +176,16 @@ test("cancel stops a running child and kills the command it started", async () =
 test("ending the parent cancels its unfinished background child and kills its command", async () => {
   sandbox.writeUserConfig(fakeConfig(fake.url, "chat", { agents: { verify: { permissionMode: "full-access" } } }));
   const pidFile = join(sandbox.workspace, "sleeper.pid");
-  script({
-    root: [spawn("bg", "left-behind", { background: true, agent: "verify", deliverable: "test_result" }), onChild("w1", "bg", { operation: "wait", runIds: [], timeoutMs: 1000 }), { text: "leaving now" }],
-    "left-behind": [{ toolCalls: [{ name: "run", id: "sleep", args: { command: "echo $$ > sleeper.pid; exec sleep 100" } }] }, { text: "never" }],
+  scriptBySender(fake, {
+    root: [spawn("bg", "left-behind", { background: true, agent: "verify", deliverable: "test_result" }), ...waitUntilReady("bg", sleeperStarted), { text: "leaving now" }],
+    "left-behind": [{ toolCalls: [{ name: "run", id: "sleep", args: { command: SLEEPER } }] }, { text: "never" }],
   });
   const result = await runZero(["run", "--json", "-y", "start and leave"], { sandbox, timeoutMs: 20_000 });
   expect(result.code).toBe(0);
   expect(existsSync(pidFile)).toBe(true);
-  strayPid = Number(readFileSync(pidFile, "utf8").trim());
-  expect(isAlive(strayPid)).toBe(false);
-  const childRunId = parse(toolResults(requestsOf("root")[1]!).bg).childRunId;
+  stray.pid = Number(readFileSync(pidFile, "utf8").trim());
+  expect(isAlive(stray.pid)).toBe(false);
+  const childRunId = parse(toolResults(requestsOf(fake, "root")[1]!).bg).childRunId;
   const events = jsonLines(result.stdout);
   expect(events.find((e) => e.type === "run.completed" && e.runId === childRunId)).toMatchObject({ status: "cancelled" });
   expect(events.at(-1)).toMatchObject({ type: "run.completed", runId: events[0]!.runId, status: "completed", text: "leaving now" });
@@ -225,17 +194,17 @@ test("ending the parent cancels its unfinished background child and kills its co
 test("SIGINT during a background child cancels it and kills its command", async () => {
   sandbox.writeUserConfig(fakeConfig(fake.url, "chat", { agents: { verify: { permissionMode: "full-access" } } }));
   const pidFile = join(sandbox.workspace, "sleeper.pid");
-  script({
+  scriptBySender(fake, {
     root: [spawn("bg", "interrupted", { background: true, agent: "verify", deliverable: "test_result" }), onChild("w1", "bg", { operation: "wait", runIds: [], timeoutMs: 30_000 }), { text: "unreachable" }],
-    interrupted: [{ toolCalls: [{ name: "run", id: "sleep", args: { command: "echo $$ > sleeper.pid; exec sleep 100" } }] }, { text: "never" }],
+    interrupted: [{ toolCalls: [{ name: "run", id: "sleep", args: { command: SLEEPER } }] }, { text: "never" }],
   });
   const zero = spawnZero(["run", "--json", "-y", "start and be interrupted"], { sandbox, timeoutMs: 20_000 });
-  await waitUntil("the child's command to start", () => existsSync(pidFile) && readFileSync(pidFile, "utf8").trim() !== "", 10_000);
-  strayPid = Number(readFileSync(pidFile, "utf8").trim());
+  await waitUntil("the child's command to start", sleeperStarted, 10_000);
+  stray.pid = Number(readFileSync(pidFile, "utf8").trim());
   zero.proc.kill("SIGINT");
   const result = await zero.result;
   expect(result.code).toBe(130);
-  expect(isAlive(strayPid)).toBe(false);
+  expect(isAlive(stray.pid)).toBe(false);
   const events = jsonLines(result.stdout);
   const childRunId = events.find((e) => e.type === "agent.spawned")!.childRunId;
   expect(events.find((e) => e.type === "run.completed" && e.runId === childRunId)).toMatchObject({ status: "cancelled" });
@@ -256,14 +225,14 @@ test("medium depth runs at most 3 children at once and refuses a 6th child (the 
     ],
   };
   for (const name of names) turns[name] = [slowText(`done ${name}`, 4, 150)];
-  script(turns);
+  scriptBySender(fake, turns);
   const result = await runZero(["run", "--json", "fan out"], { sandbox });
   expect(result.code).toBe(0);
-  const answers = Object.values(toolResults(requestsOf("root")[1]!));
+  const answers = Object.values(toolResults(requestsOf(fake, "root")[1]!));
   expect(answers.filter((text) => text.includes("run budget spent"))).toHaveLength(1);
-  const waited = parse(toolResults(requestsOf("root")[2]!).w1);
+  const waited = parse(toolResults(requestsOf(fake, "root")[2]!).w1);
   expect(waited.completed.map((r: any) => r.status)).toEqual(Array(5).fill("completed"));
-  expect(names.filter((name) => requestsOf(name).length > 0)).toHaveLength(5);
+  expect(names.filter((name) => requestsOf(fake, name).length > 0)).toHaveLength(5);
 
   // Replay the children's lifecycle from the event stream: never more than 3 at once, and 3 really did overlap.
   let running = 0;
@@ -294,10 +263,10 @@ test("shared-write children on one checkout take turns while read-only children 
     ],
   };
   for (const name of Object.keys(children)) turns[name] = [slowText(`done ${name}`, 4, 150)];
-  script(turns);
+  scriptBySender(fake, turns);
   const result = await runZero(["run", "--json", "--depth", "pro", "fan out"], { sandbox });
   expect(result.code).toBe(0);
-  expect(parse(toolResults(requestsOf("root")[2]!).w1).completed).toHaveLength(4);
+  expect(parse(toolResults(requestsOf(fake, "root")[2]!).w1).completed).toHaveLength(4);
   const events = jsonLines(result.stdout);
   const agentOf = new Map(events.filter((e) => e.type === "agent.spawned").map((e) => [e.childRunId, e.agent]));
   const live = new Set<string>();
@@ -318,7 +287,7 @@ test("shared-write children on one checkout take turns while read-only children 
 test("writers queued behind the checkout lock leave the concurrency budget to other work", async () => {
   sandbox.writeUserConfig(fakeConfig(fake.url));
   const writer = (name: string) => ({ name: "delegate", id: name, args: { operation: "spawn", taskName: name, agent: "verify", goal: "Check", deliverable: "test_result", acceptanceCriteria: ["Report"], background: true } });
-  script({
+  scriptBySender(fake, {
     root: [
       // Three writers on one checkout fill the three medium-depth slots only if the queued two hold theirs.
       { toolCalls: [writer("write-a"), writer("write-b"), writer("write-c")] },
@@ -343,7 +312,7 @@ test("writers queued behind the checkout lock leave the concurrency budget to ot
 
 test("send refuses a running child, then continues it with its own history once it finished", async () => {
   sandbox.writeUserConfig(fakeConfig(fake.url, "chat", { multiAgent: { maxRetries: 0 } }));
-  script({
+  scriptBySender(fake, {
     root: [
       spawn("bg", "remember", { background: true }),
       onChild("s1", "bg", { operation: "send", message: "too early" }),
@@ -356,20 +325,19 @@ test("send refuses a running child, then continues it with its own history once 
   });
   const result = await runZero(["run", "--json", "talk to a child"], { sandbox });
   expect(result.code).toBe(0);
-  const roots = requestsOf("root");
+  const roots = requestsOf(fake, "root");
   expect(toolResults(roots[2]!).s1).toContain("still running");
   expect(parse(toolResults(roots[3]!).w1).completed[0].status).toBe("completed");
   // Successful follow-ups are continuations, not retries: maxRetries 0 allows both.
   expect(parse(toolResults(roots[4]!).s2)).toMatchObject({ status: "completed", summary: "SECOND-ANSWER-MARKER" });
   expect(parse(toolResults(roots[5]!).s3)).toMatchObject({ status: "completed", summary: "THIRD-ANSWER-MARKER" });
 
-  const child = requestsOf("remember");
+  const child = requestsOf(fake, "remember");
   expect(child).toHaveLength(3);
-  const said = (req: RecordedRequest) => req.body.messages.filter((m: any) => m.role !== "system").map((m: any) => `${m.role}: ${textOf(m)}`);
-  const second = said(child[1]!);
+  const second = conversationOf(child[1]!);
   expect(second[0]).toStartWith("user: # Delegated task: remember");
   expect(second.slice(1)).toEqual([expect.stringContaining("assistant: FIRST-ANSWER-MARKER"), "user: FOLLOW-UP-ONE"]);
-  expect(said(child[2]!).slice(-3)).toEqual(["user: FOLLOW-UP-ONE", "assistant: SECOND-ANSWER-MARKER", "user: FOLLOW-UP-TWO"]);
+  expect(conversationOf(child[2]!).slice(-3)).toEqual(["user: FOLLOW-UP-ONE", "assistant: SECOND-ANSWER-MARKER", "user: FOLLOW-UP-TWO"]);
   const spawned = jsonLines(result.stdout).filter((e) => e.type === "agent.spawned");
   expect(spawned.map((e) => e.followUp)).toEqual([false, true, true]);
   expect(new Set(spawned.map((e) => e.childRunId)).size).toBe(1);
@@ -377,7 +345,7 @@ test("send refuses a running child, then continues it with its own history once 
 
 test("a failed child may be resumed only multiAgent.maxRetries times", async () => {
   sandbox.writeUserConfig(fakeConfig(fake.url, "chat", { multiAgent: { maxRetries: 1 } }));
-  script({
+  scriptBySender(fake, {
     root: [
       spawn("d1", "flaky"),
       onChild("s1", "d1", { operation: "send", message: "try again" }),
@@ -388,11 +356,11 @@ test("a failed child may be resumed only multiAgent.maxRetries times", async () 
   });
   const result = await runZero(["run", "--json", "use a flaky child"], { sandbox });
   expect(result.code).toBe(0);
-  const roots = requestsOf("root");
+  const roots = requestsOf(fake, "root");
   expect(parse(toolResults(roots[1]!).d1).status).toBe("failed");
   expect(parse(toolResults(roots[2]!).s1).status).toBe("failed");
   expect(toolResults(roots[3]!).s2).toContain("already used 1 of multiAgent.maxRetries 1");
   // Never retried on its own: the one spawn and the one allowed retry.
-  expect(requestsOf("flaky")).toHaveLength(2);
+  expect(requestsOf(fake, "flaky")).toHaveLength(2);
   expect(jsonLines(result.stdout).filter((e) => e.type === "agent.spawned")).toHaveLength(2);
 });

@@ -3,6 +3,7 @@
  * shared checkout), its workspace, the run itself through the same `prepareRun` as any root
  * run, then the evidence its tools left and the validated AgentResult envelope.
  */
+import { posix } from "node:path";
 import type { Message } from "../../protocol/messages.ts";
 import type { RuntimeEvent } from "../../protocol/events.ts";
 import { errorMessage } from "../../util/errors.ts";
@@ -10,7 +11,8 @@ import { loadHistory } from "../resume.ts";
 import { prepareRun, type PreparedRun } from "../run.ts";
 import { claimSession } from "../session-claim.ts";
 import { createEvidenceCollector } from "./evidence.ts";
-import { envelopeInstructions, normalizeResult, type AgentResult } from "./result.ts";
+import { artifactUri } from "../../store/artifacts.ts";
+import { normalizeResult, type AgentResult } from "./result.ts";
 import { AdmissionCancelled, type Gate, type Lease } from "./slots.ts";
 import type { ChildMeta, ChildRecord, CoordinatorDeps, DelegationProvider } from "./types.ts";
 import { createGitWorktree, createScratch, WorkspaceError } from "./workspaces.ts";
@@ -28,21 +30,29 @@ export function childMeta(record: ChildRecord): ChildMeta {
     contract: record.contract,
     workspaceMode: record.agent.workspaceMode,
     permissionMode: record.permissionMode,
+    ...(record.scope ? { scopeGlobs: record.scope.globs } : {}),
     retriesUsed: record.retriesUsed,
     result: record.result ?? null,
   };
 }
 
 /** Puts the child's changes into the artifact store as a patch: git's diff for a worktree, the write tool's diffs otherwise. */
-async function patchOf(record: ChildRecord, diffs: string[], deps: CoordinatorDeps): Promise<{ patch?: string; changedFiles?: string[] }> {
-  const put = (text: string) => record.parent.artifacts.put(deps.redactor.redact(text).text).uri;
+async function patchOf(record: ChildRecord, diffs: string[], deps: CoordinatorDeps): Promise<{ patch?: string; redacted?: boolean; changedFiles?: string[] }> {
+  // A secret-like text in the diff is redacted like every artifact; such a patch no longer applies, and says so.
+  const put = (text: string) => {
+    const redaction = deps.redactor.redact(text);
+    return { patch: record.parent.artifacts.put(redaction.text).uri, ...(redaction.count > 0 ? { redacted: true } : {}) };
+  };
   if (record.workspace?.mode === "git-worktree") {
     const { changedFiles, patch } = await record.workspace.collectChanges();
-    return { changedFiles, ...(patch !== "" ? { patch: put(patch) } : {}) };
+    // git names paths from the repository's top; results (and scopes) speak from the workspace.
+    const prefix = record.workspace.repoPrefix;
+    const fromWorkspace = prefix === "" ? changedFiles : changedFiles.map((file) => posix.relative(prefix, file));
+    return { changedFiles: fromWorkspace, ...(patch !== "" ? put(patch) : {}) };
   }
   if (record.workspace?.mode === "scratch") return {};
   const joined = diffs.filter((d) => d.trim() !== "").join("\n");
-  return joined === "" ? {} : { patch: put(joined) };
+  return joined === "" ? {} : put(joined);
 }
 
 /**
@@ -60,8 +70,10 @@ export async function runChildTurn(
   const leases: Lease[] = [];
   let release = () => {};
   try {
-    leases.push(await gates.concurrency.acquire(signal));
+    // The writer gate first: a writer queued behind another never sits on a concurrency slot
+    // that unrelated (read-only, isolated) children could use meanwhile.
     if (gates.writer) leases.push(await gates.writer.acquire(signal));
+    leases.push(await gates.concurrency.acquire(signal));
     record.status = "running";
     if (!record.workspace && !record.rehydrated && (record.agent.workspaceMode === "git-worktree" || record.agent.workspaceMode === "scratch")) {
       const workspace =
@@ -91,11 +103,14 @@ export async function runChildTurn(
         ...(record.scope ? { scope: record.scope } : {}),
         meta: () => childMeta(record),
         leases,
+        knownArtifacts: record.knownArtifacts,
       },
       delegation: provider,
     });
     const cancelRun = () => prepared.cancel();
     signal.addEventListener("abort", cancelRun, { once: true });
+    // Cancelled while it was being prepared (a provider module loading): nothing runs.
+    if (signal.aborted) return failedResult("cancelled", "cancelled before the child started");
     const store = deps.store();
     let history: Message[] = record.history;
     let stored: Message[] = [];
@@ -139,17 +154,25 @@ export async function runChildTurn(
     });
     signal.removeEventListener("abort", cancelRun);
     if (!store) record.history = outcome.history;
-    const observed = evidence.evidence();
+    // Artifacts are evidence only when the child's own tools made them, not when a text named them.
+    const produced = [...record.knownArtifacts].filter((sha) => !record.handedArtifacts.has(sha)).map(artifactUri);
+    const observed = { ...evidence.evidence(), artifacts: produced };
     const patch = await patchOf(record, observed.diffs, deps);
     const changedFiles = patch.changedFiles ?? observed.changedFiles;
     const readOnly = record.permissionMode === "read-only" || record.agent.workspaceMode === "shared-readonly";
-    return normalizeResult({
+    const result = normalizeResult({
       deliverable: record.contract.deliverable,
       run: { status: outcome.status, reason: outcome.reason, text: outcome.text },
       evidence: { ...observed, changedFiles, ...(patch.patch ? { patch: patch.patch, artifacts: [...observed.artifacts, patch.patch] } : {}) },
       readOnly,
       ...(record.scope ? { scopePaths: record.scope.globs } : {}),
     });
+    if (patch.redacted) {
+      // The artifact had secret-like text replaced: it documents the change but will not apply as is.
+      result.problems = [...(result.problems ?? []), "the patch contained secret-like text that was redacted; it will not apply as is (the change itself is in the child's workspace)"];
+      if (result.status === "completed" && record.contract.deliverable === "patch") result.status = "blocked";
+    }
+    return result;
   } catch (error) {
     if (error instanceof AdmissionCancelled || signal.aborted) return failedResult("cancelled", "cancelled before the child finished");
     if (error instanceof WorkspaceError) return failedResult("failed", `the child's workspace could not be set up: ${error.message}`);
@@ -160,7 +183,18 @@ export async function runChildTurn(
   }
 }
 
-/** The task message of a first turn: the prompt plus the envelope instructions for its deliverable. */
-export function withEnvelope(prompt: string, record: Pick<ChildRecord, "contract">): string {
-  return prompt.includes(envelopeInstructions(record.contract.deliverable)) ? prompt : `${prompt}\n\n${envelopeInstructions(record.contract.deliverable)}`;
+/**
+ * Writes the child's meta (its result included) onto its newest checkpoint, as a new marker of
+ * the same history: the run saved its checkpoints before the envelope existed. Best effort: a
+ * store that fails here only costs the result after a restart.
+ */
+export function persistChildMeta(deps: CoordinatorDeps, record: ChildRecord): void {
+  try {
+    const store = deps.store();
+    const latest = store?.latestCheckpoint({ runId: record.runId });
+    if (!store || !latest) return;
+    store.saveCheckpoint({ ...latest, createdAt: new Date().toISOString(), meta: { ...latest.meta, child: childMeta(record) } });
+  } catch {
+    // see above
+  }
 }

@@ -41,18 +41,22 @@ function cut(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max)}… [${text.length - max} more characters]`;
 }
 
-/** One message as plain lines: what was said and which tools ran, never raw media or reasoning. */
-function renderMessage(message: Message): string[] {
+/**
+ * One message as plain lines: what was said and which tools ran, never raw media or reasoning.
+ * Each piece is redacted before it is cut: a cut through a secret would leave a prefix no rule matches.
+ */
+function renderMessage(message: Message, scrub: (text: string) => string): string[] {
   const lines: string[] = [];
+  const bounded = (text: string, max: number) => cut(scrub(text), max);
   for (const part of message.parts) {
-    if (part.type === "text" && part.text.trim() !== "") lines.push(`${message.role}: ${cut(part.text.trim(), ITEM_CHARS)}`);
-    else if (part.type === "summary") lines.push(`summary of earlier conversation: ${cut(part.text, ITEM_CHARS)}`);
+    if (part.type === "text" && part.text.trim() !== "") lines.push(`${message.role}: ${bounded(part.text.trim(), ITEM_CHARS)}`);
+    else if (part.type === "summary") lines.push(`summary of earlier conversation: ${bounded(part.text, ITEM_CHARS)}`);
     else if (part.type === "file") lines.push(`${message.role}: [attached ${part.mediaType}]`);
-    else if (part.type === "tool-call") lines.push(`assistant called ${part.tool} ${cut(JSON.stringify(part.input ?? null), 300)}`);
+    else if (part.type === "tool-call") lines.push(`assistant called ${part.tool} ${bounded(JSON.stringify(part.input ?? null), 300)}`);
     else if (part.type === "tool-result") {
       const output = part.output;
       const value = output.type === "text" || output.type === "error-text" ? output.value : output.type === "execution-denied" ? `denied: ${output.reason ?? ""}` : "[content]";
-      lines.push(`${part.tool} result: ${cut(value, ITEM_CHARS)}`);
+      lines.push(`${part.tool} result: ${bounded(value, ITEM_CHARS)}`);
     }
   }
   return lines;
@@ -87,13 +91,15 @@ function newestWithin(lines: string[], max: number): string {
 /** The parent's conversation as the child may see it (redacted, bounded); undefined for `none` or an empty history. */
 export function parentContext(history: readonly Message[], mode: ContextMode, redactor: Redactor): string | undefined {
   if (mode.kind === "none" || history.length === 0) return undefined;
+  const scrub = (text: string) => redactor.redact(text).text;
+  const render = (message: Message) => renderMessage(message, scrub);
   const turns = turnsOf(history);
   let text: string;
   if (mode.kind === "summary") {
-    // The parent's request, what it said last, and which tools it used: a compact snapshot.
-    const firstTask = turns[0]!.flatMap(renderMessage).find((line) => line.startsWith("user: "));
-    const lastRequest = turns[turns.length - 1]!.flatMap(renderMessage).find((line) => line.startsWith("user: "));
-    const said = history.flatMap((m) => (m.role === "assistant" ? renderMessage(m).filter((l) => l.startsWith("assistant: ")) : []));
+    // The parent's request (or the summary that replaced it), what it said last, and which tools it used.
+    const firstTask = history.flatMap(render).find((line) => line.startsWith("user: ") || line.startsWith("summary of earlier conversation: "));
+    const lastRequest = turns[turns.length - 1]!.flatMap(render).find((line) => line.startsWith("user: "));
+    const said = history.flatMap((m) => (m.role === "assistant" ? render(m).filter((l) => l.startsWith("assistant: ")) : []));
     const tools = new Map<string, number>();
     for (const m of history) for (const p of m.parts) if (p.type === "tool-call") tools.set(p.tool, (tools.get(p.tool) ?? 0) + 1);
     const lines = [
@@ -105,9 +111,9 @@ export function parentContext(history: readonly Message[], mode: ContextMode, re
     ];
     text = cut(lines.join("\n"), SUMMARY_CONTEXT_CHARS);
   } else if (mode.kind === "recent") {
-    text = newestWithin(turns.slice(-mode.turns).flat().flatMap(renderMessage), RECENT_CONTEXT_CHARS);
+    text = newestWithin(turns.slice(-mode.turns).flat().flatMap(render), RECENT_CONTEXT_CHARS);
   } else {
-    text = newestWithin(history.flatMap(renderMessage), FULL_CONTEXT_CHARS);
+    text = newestWithin(history.flatMap(render), FULL_CONTEXT_CHARS);
   }
   return redactor.redact(text).text;
 }
@@ -155,15 +161,32 @@ function normalizeGlob(glob: string): string | undefined {
   return trimmed;
 }
 
-export type PathScope = { globs: string[]; allows(target: string): boolean };
+export type PathScope = {
+  globs: string[];
+  allows(target: string): boolean;
+  /** Whether everything `glob` can match is inside this scope (a child's scope must be). */
+  covers(glob: string): boolean;
+};
+
+/** A glob "covers a tree" when it matches everything below its base: `src/**`, or a plain path. */
+const coversTree = (glob: string) => glob.endsWith("**") || !GLOB_CHARS.test(glob);
+const within = (base: string, path: string) => base === "." || path === base || path.startsWith(`${base}/`);
 
 export function pathScope(globs: string[]): PathScope {
-  const compiled = globs.map((glob) => ({ glob: new Bun.Glob(glob), base: globBase(glob), deep: glob.endsWith("**") || !GLOB_CHARS.test(glob) }));
+  const compiled = globs.map((glob) => ({ source: glob, glob: new Bun.Glob(glob), base: globBase(glob), deep: coversTree(glob) }));
   return {
     globs,
     allows(target) {
-      if (target === "" || isAbsolute(target) || target.startsWith("..")) return false;
-      return compiled.some(({ glob, base, deep }) => glob.match(target) || target === base || (deep && target.startsWith(`${base}/`)));
+      if (target === "" || target === "." || isAbsolute(target) || target.split("/").includes("..")) {
+        // The workspace itself only for a scope that covers all of it.
+        return target === "." && compiled.some(({ base, deep }) => deep && base === ".");
+      }
+      // The glob's directory itself (to list or search it) only when the glob covers all of it.
+      return compiled.some(({ glob, base, deep }) => glob.match(target) || (deep && within(base, target)));
+    },
+    covers(glob) {
+      const base = globBase(glob);
+      return compiled.some((parent) => parent.source === glob || (parent.deep && within(parent.base, base)));
     },
   };
 }
@@ -178,7 +201,7 @@ export function childScope(paths: string[] | undefined, parent: PathScope | unde
   for (const path of paths) {
     const glob = normalizeGlob(path);
     if (glob === undefined) return { ok: false, error: `scope path '${path}' must be a workspace-relative path or glob without '..' (e.g. src/auth/**)` };
-    if (parent && !parent.allows(globBase(glob))) {
+    if (parent && !parent.covers(glob)) {
       return { ok: false, error: `scope path '${path}' is outside this run's own scope (${parent.globs.join(", ")}); a child can only narrow it` };
     }
     globs.push(glob);
@@ -187,11 +210,18 @@ export function childScope(paths: string[] | undefined, parent: PathScope | unde
 }
 
 const PATH_OPERATIONS = new Set(["read", "read-secret", "write-edit", "write-delete", "write-move", "write-sensitive"]);
+/** The tools a path-scoped child loses: a command or an MCP tool cannot be confined to paths. */
+export function toolsOutsideScope(tools: readonly string[]): string[] {
+  return tools.filter((tool) => tool === "run" || tool.startsWith("mcp:"));
+}
+
+/** The tools whose targets are workspace paths (`run` and MCP tools are not offered to a scoped child). */
+const PATH_TOOLS = new Set(["read", "find", "write"]);
 
 /** The loop's scope check: file calls must stay inside the scope (every path of a multi-path call). */
 export function scopeGuard(scope: PathScope): (call: { tool: string; operation: string; target: string }) => string | undefined {
   return (call) => {
-    if (!PATH_OPERATIONS.has(call.operation)) return undefined;
+    if (!PATH_TOOLS.has(call.tool) || !PATH_OPERATIONS.has(call.operation)) return undefined;
     if (call.target.startsWith("artifact://")) return undefined;
     const outside = call.target.split("\n").find((path) => !scope.allows(path));
     return outside === undefined ? undefined : `${outside} is outside this task's scope (${scope.globs.join(", ")})`;

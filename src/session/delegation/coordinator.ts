@@ -7,40 +7,59 @@ import { campaignCeilings, childCeiling } from "../../config/work-depth.ts";
 import { newRunId, newSessionId } from "../../protocol/ids.ts";
 import { userMessage, type Message } from "../../protocol/messages.ts";
 import type { DelegateCall } from "../../tool/define.ts";
-import { failedResult, runChildTurn, withEnvelope } from "./child-run.ts";
-import { childScope, contextModeOf, parentContext, taskPrompt, type DependencyResult, type TaskContract } from "./contract.ts";
+import { failedResult, persistChildMeta, runChildTurn } from "./child-run.ts";
+import { envelopeInstructions } from "./result.ts";
+import { childScope, contextModeOf, parentContext, taskPrompt, toolsOutsideScope, type DependencyResult, type TaskContract } from "./contract.ts";
 import type { AgentResult } from "./result.ts";
-import { childPermission, chooseProfile } from "./routing.ts";
+import { childPermission, chooseProfile, mostRestrictive } from "./routing.ts";
 import { rehydrateChild } from "./rehydrate.ts";
 import { runSchedule } from "./schedule-run.ts";
 import { createGate, lendAll, type Gate } from "./slots.ts";
 import type { ChildRecord, CoordinatorDeps, DelegationProvider, ParentPlace, RunDelegation } from "./types.ts";
+import type { WorkDepth } from "../../config/schema.ts";
+import type { Campaign } from "../run-context.ts";
 import { DEFAULT_WAIT_MS, type ScheduleTaskInput } from "../../tool/delegate.ts";
-
-/** A problem with a delegate call that the model can act on; nothing was started. */
-export { DelegationRefusedError as DelegationRefused } from "./refused.ts";
 import { DelegationRefusedError as DelegationRefused } from "./refused.ts";
+import { ARTIFACT_REFERENCE_IN_TEXT } from "../../store/artifacts.ts";
+
+const shaOf = (ref: string) => ref.slice("artifact://".length);
+const DEPTH_ORDER: readonly WorkDepth[] = ["flash", "medium", "pro", "ultra"];
+const shallower = (a: WorkDepth, b: WorkDepth): WorkDepth => (DEPTH_ORDER.indexOf(a) <= DEPTH_ORDER.indexOf(b) ? a : b);
+/** Finished children kept in memory per session for `send`/`inspect`; older ones are dropped (shared ones can be rebuilt from the store). */
+export const MAX_RETAINED_CHILDREN = 256;
 
 type CampaignGates = { concurrency: Gate; writers: Map<string, Gate> };
 type ContractInput = Pick<ScheduleTaskInput, "taskName" | "goal" | "deliverable" | "acceptanceCriteria" | "agent" | "scope" | "contextMode" | "context" | "artifactRefs">;
 
-const PATH_SCOPED_EXCLUDED = (tool: string) => tool === "run" || tool.startsWith("mcp:");
 
-export function createDelegationCoordinator(deps: CoordinatorDeps): DelegationProvider & { children: Map<string, ChildRecord> } {
+/** How long shutdown waits for cancelled children to wind down (kill their processes, record their end). */
+const SHUTDOWN_GRACE_MS = 10_000;
+
+export type DelegationCoordinator = DelegationProvider & {
+  children: Map<string, ChildRecord>;
+  /** Cancels every unfinished child (whatever cancelChildrenWithParent says: the process is ending) and waits for them, bounded. */
+  shutdown(): Promise<void>;
+  /** The same without waiting, for exit handlers. */
+  cancelAll(): void;
+};
+
+export function createDelegationCoordinator(deps: CoordinatorDeps): DelegationCoordinator {
   const children = new Map<string, ChildRecord>();
-  const gates = new Map<string, CampaignGates>();
+  // Per campaign, keyed by the campaign object itself (shared by a root run and everything it
+  // starts, follow-ups sent from it included), so nothing outlives the campaign.
+  const gates = new WeakMap<Campaign, CampaignGates>();
   /** Children started per profile in each campaign (least-used routing) and per parent run (maxChildren). */
-  const usedByCampaign = new Map<string, Map<string, number>>();
+  const usedByCampaign = new WeakMap<Campaign, Map<string, number>>();
   const startedByParent = new Map<string, number>();
   /** Completions whose parent run ended before they could be handed over: the next root run gets them. */
   const carried: ChildRecord[] = [];
   const liveRuns = new Set<string>();
 
   function gatesOf(place: ParentPlace): CampaignGates {
-    let found = gates.get(place.rootId);
+    let found = gates.get(place.campaign);
     if (!found) {
       found = { concurrency: createGate(campaignCeilings(deps.config, place.workDepth).concurrentChildren), writers: new Map() };
-      gates.set(place.rootId, found);
+      gates.set(place.campaign, found);
     }
     return found;
   }
@@ -65,21 +84,20 @@ export function createDelegationCoordinator(deps: CoordinatorDeps): DelegationPr
     const started = startedByParent.get(place.runId) ?? 0;
     const limit = childCeiling(place.agent, multiAgent);
     if (started >= limit) throw new DelegationRefused(`agent ${place.agent.name} may start at most ${limit} children in one run (maxChildren / multiAgent.maxChildrenPerAgent); it started ${started}`);
-    const used = usedByCampaign.get(place.rootId) ?? new Map<string, number>();
+    const used = usedByCampaign.get(place.campaign) ?? new Map<string, number>();
     const route = chooseProfile({ requested: input.agent, deliverable: input.deliverable!, parent: place.agent, agents: deps.config.agents, used });
     if (!route.ok) throw new DelegationRefused(route.error);
     const agent = route.agent;
     const scope = childScope(input.scope?.paths, place.scope);
     if (!scope.ok) throw new DelegationRefused(scope.error);
-    const known = JSON.stringify(place.history());
     for (const ref of input.artifactRefs ?? []) {
-      if (!known.includes(ref)) throw new DelegationRefused(`artifact ${ref} is not one this run has been given; a child can only receive references you hold`);
+      if (!place.knownArtifacts.has(shaOf(ref))) throw new DelegationRefused(`artifact ${ref} is not one this run has been given; a child can only receive references you hold`);
     }
     // Total runs counts the root, every child, retry and resumed child: checked last, so a refused call spends nothing.
     const admitted = place.campaign.admitRun();
     if (admitted !== undefined) throw new DelegationRefused(`run budget spent: ${admitted} (work depth ${place.workDepth})`);
     used.set(agent.name, (used.get(agent.name) ?? 0) + 1);
-    usedByCampaign.set(place.rootId, used);
+    usedByCampaign.set(place.campaign, used);
     startedByParent.set(place.runId, started + 1);
     const contract: TaskContract = {
       taskId,
@@ -104,7 +122,7 @@ export function createDelegationCoordinator(deps: CoordinatorDeps): DelegationPr
       workDepth: place.workDepth,
       childSessionId: newSessionId(),
       ...(scope.scope ? { scope: scope.scope } : {}),
-      withoutTools: scope.scope ? agent.tools.filter(PATH_SCOPED_EXCLUDED) : [],
+      withoutTools: scope.scope ? toolsOutsideScope(agent.tools) : [],
       cwd: place.workspace,
       extraDirs: place.extraDirs,
       status: "queued",
@@ -116,6 +134,8 @@ export function createDelegationCoordinator(deps: CoordinatorDeps): DelegationPr
       cancel: () => {},
       delivered: false,
       parent: place,
+      knownArtifacts: new Set(),
+      handedArtifacts: new Set(),
       rehydrated: false,
     };
     return record;
@@ -128,6 +148,9 @@ export function createDelegationCoordinator(deps: CoordinatorDeps): DelegationPr
     record.status = "queued";
     record.delivered = false;
     record.parent = place;
+    // Authority only narrows: a follow-up never has more than the run that sends it allows.
+    record.permissionMode = mostRestrictive(record.permissionMode, childPermission(record.agent, place.permissionMode, deps.config.permissionMode));
+    record.workDepth = shallower(record.workDepth, place.workDepth);
     place.emit({
       type: "agent.spawned",
       callId,
@@ -146,6 +169,8 @@ export function createDelegationCoordinator(deps: CoordinatorDeps): DelegationPr
       record.result = result;
       record.status = result.status;
       record.endedAt = new Date().toISOString();
+      // The envelope is known only now: the child's last checkpoint gets it (restarts see this turn's result).
+      persistChildMeta(deps, record);
       if (liveRuns.has(record.parent.runId)) {
         record.parent.emit({ type: "agent.completed", childRunId: record.runId, taskId: record.taskId, status: result.status, result: result as unknown as Record<string, unknown> });
       } else if (!record.delivered) {
@@ -155,20 +180,22 @@ export function createDelegationCoordinator(deps: CoordinatorDeps): DelegationPr
     });
   }
 
-  function reply(record: ChildRecord, result: AgentResult) {
+  /** A result the parent receives: its artifacts (the patch too) become references the parent may open. */
+  function reply(record: ChildRecord, result: AgentResult, place: ParentPlace) {
+    for (const ref of result.artifacts) place.knownArtifacts.add(shaOf(ref));
+    if (result.patch) place.knownArtifacts.add(shaOf(result.patch));
     return { childRunId: record.runId, taskId: record.taskId, agent: record.agent.name, ...result };
   }
 
-  /** A child of this session by run id: in memory, or rebuilt from the store after a restart. */
+  /**
+   * A child by run id: in memory, or rebuilt from the store after a restart. A root run manages
+   * every child of its session; a child manages only its own children, never a sibling.
+   */
   function lookup(place: ParentPlace, runId: string): ChildRecord {
-    const known = children.get(runId);
-    if (known) {
-      if (known.rootId !== place.rootId && known.parent.sessionId !== place.sessionId) throw new DelegationRefused(`run ${runId} is not a child in this session`);
-      return known;
-    }
-    const rebuilt = rehydrateChild(deps, place, runId);
-    children.set(runId, rebuilt);
-    return rebuilt;
+    const record = children.get(runId) ?? rehydrateChild(deps, place, runId);
+    if (place.depth > 0 && record.parentRunId !== place.runId) throw new DelegationRefused(`run ${runId} is not a child of this run`);
+    children.set(runId, record);
+    return record;
   }
 
   async function waitFor(place: ParentPlace, promise: Promise<unknown>, signal: AbortSignal): Promise<void> {
@@ -192,10 +219,16 @@ export function createDelegationCoordinator(deps: CoordinatorDeps): DelegationPr
     const record = admit(place, input, options.taskId);
     const mode = contextModeOf(input.contextMode, deps.config.multiAgent.defaultContext);
     const context = parentContext(place.history(), mode, deps.redactor);
-    const prompt = withEnvelope(
-      taskPrompt(record.contract, { ...(context ? { parentContext: context } : {}), ...(options.dependencies ? { dependencies: options.dependencies } : {}), envelope: "" }).trimEnd(),
-      record,
-    );
+    const prompt = taskPrompt(record.contract, {
+      ...(context ? { parentContext: context } : {}),
+      ...(options.dependencies ? { dependencies: options.dependencies } : {}),
+      envelope: envelopeInstructions(record.contract.deliverable),
+    });
+    // What the child may open: the references it was handed, and those of the parent context
+    // and dependency results that the parent itself may open — never a reference merely mentioned.
+    const handed = [...prompt.matchAll(ARTIFACT_REFERENCE_IN_TEXT)].map((match) => shaOf(match[0])).filter((sha) => place.knownArtifacts.has(sha));
+    record.knownArtifacts = new Set(handed);
+    record.handedArtifacts = new Set(handed);
     children.set(record.runId, record);
     start(record, place, prompt, options.background, options.callId, false);
     return record;
@@ -205,7 +238,9 @@ export function createDelegationCoordinator(deps: CoordinatorDeps): DelegationPr
     const callId = `delegate-${crypto.randomUUID().slice(0, 8)}`;
     switch (call.operation) {
       case "spawn": {
-        const record = await spawnOne(place, call, { taskId: `${call.taskName}-${crypto.randomUUID().slice(0, 6)}`, background: call.background === true, callId });
+        // The name is model text: redacted before a suffix is glued on (a token followed by "-…" would no longer match its rule).
+        const taskId = `${deps.redactor.redact(call.taskName!).text}-${crypto.randomUUID().slice(0, 6)}`;
+        const record = await spawnOne(place, call, { taskId, background: call.background === true, callId });
         if (call.background) {
           return { childRunId: record.runId, taskId: record.taskId, status: "queued", agent: record.agent.name, workspaceMode: record.agent.workspaceMode, permissionMode: record.permissionMode };
         }
@@ -213,18 +248,24 @@ export function createDelegationCoordinator(deps: CoordinatorDeps): DelegationPr
         if (signal.aborted) record.cancel();
         const result = await record.done;
         record.delivered = true;
-        return reply(record, result);
+        return reply(record, result, place);
       }
-      case "schedule":
+      case "schedule": {
+        // Routing counts the graph's own tasks as it goes, like the spawns will.
+        const simulated = new Map(usedByCampaign.get(place.campaign) ?? []);
         return runSchedule(call.tasks ?? [], {
-          spawn: (task, dependencies) => spawnOne(place, task, { taskId: task.id, background: true, callId, dependencies }),
+          spawn: (task, dependencies) => spawnOne(place, { ...task, taskName: task.taskName ?? task.id }, { taskId: task.id, background: true, callId, dependencies }),
           wait: (promise) => waitFor(place, promise, signal),
           signal,
-          deliver: (record) => (record.delivered = true),
+          deliver: (record) => {
+            record.delivered = true;
+            if (record.result) reply(record, record.result, place);
+          },
           refuse: (message) => new DelegationRefused(message),
           budget: (count) => budgetProblem(place, count),
-          preflight: (task) => preflight(place, task),
+          preflight: (task) => preflight(place, task, simulated),
         });
+      }
       case "wait": {
         const records = (call.runIds ?? []).map((id) => lookup(place, id));
         const timeout = AbortSignal.timeout(call.timeoutMs ?? DEFAULT_WAIT_MS);
@@ -234,7 +275,7 @@ export function createDelegationCoordinator(deps: CoordinatorDeps): DelegationPr
         for (const record of records) {
           if (record.result && record.status !== "queued" && record.status !== "running") {
             record.delivered = true;
-            completed.push(reply(record, record.result));
+            completed.push(reply(record, record.result, place));
           } else pending.push({ childRunId: record.runId, taskId: record.taskId, status: record.status });
         }
         return { completed, pending };
@@ -295,7 +336,7 @@ export function createDelegationCoordinator(deps: CoordinatorDeps): DelegationPr
         if (signal.aborted) record.cancel();
         const result = await record.done;
         record.delivered = true;
-        return reply(record, result);
+        return reply(record, result, place);
       }
     }
   }
@@ -312,16 +353,17 @@ export function createDelegationCoordinator(deps: CoordinatorDeps): DelegationPr
     return undefined;
   }
 
-  /** Schedule checks every task before anything runs: profile, scope and artifact refs. */
-  function preflight(place: ParentPlace, task: ScheduleTaskInput): string | undefined {
-    const used = usedByCampaign.get(place.rootId) ?? new Map<string, number>();
+  /** Schedule checks every task before anything runs: profile (routed now, for good), access and scope. */
+  function preflight(place: ParentPlace, task: ScheduleTaskInput, used: Map<string, number>): { agent: string } | { problem: string } {
     const route = chooseProfile({ requested: task.agent, deliverable: task.deliverable!, parent: place.agent, agents: deps.config.agents, used });
-    if (!route.ok) return `task ${task.id}: ${route.error}`;
+    if (!route.ok) return { problem: `task ${task.id}: ${route.error}` };
     if (task.access === "read" && route.agent.workspaceMode !== "shared-readonly" && childPermission(route.agent, place.permissionMode, deps.config.permissionMode) !== "read-only") {
-      return `task ${task.id}: access "read" but profile ${route.agent.name} can write (${route.agent.workspaceMode}); pick a read-only profile or declare access "write"`;
+      return { problem: `task ${task.id}: access "read" but profile ${route.agent.name} can write (${route.agent.workspaceMode}); pick a read-only profile or declare access "write"` };
     }
     const scope = childScope(task.scope?.paths, place.scope);
-    return scope.ok ? undefined : `task ${task.id}: ${scope.error}`;
+    if (!scope.ok) return { problem: `task ${task.id}: ${scope.error}` };
+    used.set(route.agent.name, (used.get(route.agent.name) ?? 0) + 1);
+    return { agent: route.agent.name };
   }
 
   const provider: DelegationProvider = {
@@ -335,7 +377,7 @@ export function createDelegationCoordinator(deps: CoordinatorDeps): DelegationPr
           if (isRoot) ready.push(...carried.splice(0).filter((r) => !r.delivered));
           return ready.map((record) => {
             record.delivered = true;
-            const envelope = JSON.stringify(reply(record, record.result ?? failedResult("failed", "no result")));
+            const envelope = JSON.stringify(reply(record, record.result ?? failedResult("failed", "no result"), place));
             return userMessage(`[delegate] Background child ${record.runId} (task ${record.taskId}) finished:\n${envelope}`);
           });
         },
@@ -344,11 +386,39 @@ export function createDelegationCoordinator(deps: CoordinatorDeps): DelegationPr
           if (deps.config.multiAgent.cancelChildrenWithParent) for (const record of mine) record.cancel();
           if (deps.config.multiAgent.cancelChildrenWithParent) await Promise.all(mine.map((r) => r.done));
           liveRuns.delete(place.runId);
+          startedByParent.delete(place.runId);
+          retainRecent();
           // What the model never saw goes to the next root run of the session.
           for (const record of children.values()) if (record.parent.runId === place.runId && record.result && !record.delivered && !carried.includes(record)) carried.push(record);
         },
       };
     },
   };
-  return { ...provider, children };
+  /** Drops the oldest finished children past the cap, removing their isolated workspaces. */
+  function retainRecent(): void {
+    const finished = [...children.values()].filter((r) => r.status !== "queued" && r.status !== "running");
+    for (const record of finished.slice(0, Math.max(0, finished.length - MAX_RETAINED_CHILDREN))) {
+      children.delete(record.runId);
+      if (record.workspace) {
+        deps.workspaces.delete(record.workspace);
+        void record.workspace.remove().catch(() => record.workspace?.removeSync());
+      }
+    }
+  }
+
+  const unfinished = () => [...children.values()].filter((r) => r.status === "queued" || r.status === "running");
+  return {
+    ...provider,
+    children,
+    async shutdown() {
+      const live = unfinished();
+      for (const record of live) record.cancel();
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([Promise.all(live.map((r) => r.done)), new Promise((resolve) => (timer = setTimeout(resolve, SHUTDOWN_GRACE_MS)))]);
+      clearTimeout(timer);
+    },
+    cancelAll() {
+      for (const record of unfinished()) record.cancel();
+    },
+  };
 }

@@ -3,13 +3,35 @@
  * checkpoints keep. Only children of this session qualify; isolated workspaces did not survive
  * the process that made them, so such children come back marked as not resumable.
  */
-import type { WorkspaceMode } from "../../config/schema.ts";
-import type { CheckpointMeta } from "../recorder.ts";
+import * as z from "zod";
+import { DELIVERABLES, PERMISSION_MODES, WORKSPACE_MODES, type WorkspaceMode } from "../../config/schema.ts";
+import { agentResultSchema, type AgentResult } from "./result.ts";
 import { DelegationRefusedError } from "./refused.ts";
-import type { ChildMeta, ChildRecord, ChildStatus, CoordinatorDeps, ParentPlace } from "./types.ts";
+import type { ChildMeta, ChildRecord, CoordinatorDeps, ParentPlace } from "./types.ts";
 import { failedResult } from "./child-run.ts";
+import { childScope, toolsOutsideScope } from "./contract.ts";
 
-const TERMINAL: Record<string, ChildStatus> = { completed: "completed", failed: "failed", limit: "failed", cancelled: "cancelled", interrupted: "failed" };
+/** What a child's checkpoint keeps, checked when read back (the store is data, not trusted code). */
+const childMetaSchema = z.object({
+  taskId: z.string(),
+  contract: z.object({
+    taskId: z.string(),
+    taskName: z.string(),
+    goal: z.string(),
+    deliverable: z.enum(DELIVERABLES),
+    acceptanceCriteria: z.array(z.string()),
+    scope: z.object({ paths: z.array(z.string()).optional(), components: z.array(z.string()).optional() }).optional(),
+    context: z.array(z.string()).optional(),
+    artifactRefs: z.array(z.string()).optional(),
+  }),
+  workspaceMode: z.enum(WORKSPACE_MODES),
+  permissionMode: z.enum(PERMISSION_MODES),
+  scopeGlobs: z.array(z.string()).optional(),
+  retriesUsed: z.number().int().min(0),
+  result: agentResultSchema.nullable(),
+});
+
+const TERMINAL: Record<string, AgentResult["status"]> = { completed: "completed", failed: "failed", limit: "failed", cancelled: "cancelled", interrupted: "failed" };
 
 export function rehydrateChild(deps: CoordinatorDeps, place: ParentPlace, runId: string): ChildRecord {
   const store = deps.store();
@@ -20,13 +42,21 @@ export function rehydrateChild(deps: CoordinatorDeps, place: ParentPlace, runId:
   const session = store.getSession(row.sessionId);
   if (!session || session.parentSessionId !== place.sessionId) throw unknown();
   const checkpoint = store.latestCheckpoint({ runId });
-  const meta = (checkpoint?.meta as unknown as (CheckpointMeta & { child?: ChildMeta }) | undefined)?.child;
-  const agent = deps.config.agents[row.agent];
-  if (!meta || !agent) throw new DelegationRefusedError(`child run ${runId} cannot be continued: ${!meta ? "it left no checkpoint" : `its profile ${row.agent} is no longer configured`}`);
+  const saved = (checkpoint?.meta as { child?: unknown } | undefined)?.child;
+  if (saved === undefined) throw new DelegationRefusedError(`child run ${runId} cannot be continued: it left no checkpoint`);
+  const parsed = childMetaSchema.safeParse(saved);
+  if (!parsed.success) throw new DelegationRefusedError(`child run ${runId} cannot be continued: its saved state is malformed`);
+  const meta: ChildMeta = parsed.data as ChildMeta;
+  const agent = Object.hasOwn(deps.config.agents, row.agent) ? deps.config.agents[row.agent] : undefined;
+  if (!agent) throw new DelegationRefusedError(`child run ${runId} cannot be continued: its profile ${row.agent} is no longer configured`);
+  // The scope is part of the task: a child continued after a restart stays inside it.
+  const scope = childScope(meta.scopeGlobs ?? meta.contract.scope?.paths, undefined);
+  if (!scope.ok) throw new DelegationRefusedError(`child run ${runId} cannot be continued: ${scope.error}`);
   const events = store.eventsOf(runId);
   const lastSequence = events.reduce((max, event) => Math.max(max, typeof event.sequence === "number" ? event.sequence : 0), 0);
-  const status = meta.result?.status && meta.result.status !== "cancelled" ? (meta.result.status as ChildStatus) : (TERMINAL[row.status] ?? "failed");
-  const result = meta.result ?? failedResult(status === "completed" ? "completed" : "failed", `run ${runId} ended as ${row.status} before this process started`);
+  // The envelope is saved when a turn ends; a run row without one ended with its process.
+  const status: AgentResult["status"] = meta.result?.status ?? TERMINAL[row.status] ?? "failed";
+  const result = meta.result ?? failedResult(status, `the child's result was not saved (its run ended as ${row.status})`);
   return {
     runId,
     taskId: meta.taskId,
@@ -38,7 +68,8 @@ export function rehydrateChild(deps: CoordinatorDeps, place: ParentPlace, runId:
     permissionMode: meta.permissionMode,
     workDepth: place.workDepth,
     childSessionId: row.sessionId,
-    withoutTools: [],
+    ...(scope.scope ? { scope: scope.scope } : {}),
+    withoutTools: scope.scope ? toolsOutsideScope(agent.tools) : [],
     cwd: row.workspace,
     extraDirs: place.extraDirs,
     status,
@@ -52,6 +83,8 @@ export function rehydrateChild(deps: CoordinatorDeps, place: ParentPlace, runId:
     cancel: () => {},
     delivered: true,
     parent: place,
+    knownArtifacts: new Set([...(meta.contract.artifactRefs ?? []), ...result.artifacts].map((ref) => ref.slice("artifact://".length))),
+    handedArtifacts: new Set((meta.contract.artifactRefs ?? []).map((ref) => ref.slice("artifact://".length))),
     rehydrated: true,
   };
 }

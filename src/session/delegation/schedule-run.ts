@@ -16,8 +16,8 @@ export type ScheduleOps = {
   signal: AbortSignal;
   deliver(record: ChildRecord): void;
   refuse(message: string): Error;
-  /** A task's profile, access and scope problem, if any. */
-  preflight(task: ScheduleTaskInput): string | undefined;
+  /** Routes a task (in graph order) and checks its access and scope: the profile it will run, or the problem. */
+  preflight(task: ScheduleTaskInput): { agent: string } | { problem: string };
   /** Why the graph does not fit the remaining run and child budgets, if it does not. */
   budget(tasks: number): string | undefined;
 };
@@ -26,8 +26,14 @@ export type ScheduleReply = { results: Array<{ taskId: string; childRunId: strin
 
 export async function runSchedule(tasks: readonly ScheduleTaskInput[], ops: ScheduleOps): Promise<ScheduleReply> {
   const graph: ScheduledTask[] = tasks.map((task) => ({ id: task.id, dependencies: task.dependencies ?? [], access: task.access }));
-  const inputOf = new Map(tasks.map((task) => [task.id, task]));
-  const problems = [...scheduleProblems(graph), ...tasks.map((task) => ops.preflight(task)).filter((p): p is string => p !== undefined)];
+  const problems = scheduleProblems(graph);
+  // Each task runs the profile checked here: routing is decided once, before anything starts.
+  const inputOf = new Map<string, ScheduleTaskInput>();
+  for (const task of tasks) {
+    const checked = ops.preflight(task);
+    if ("problem" in checked) problems.push(checked.problem);
+    else inputOf.set(task.id, { ...task, agent: checked.agent });
+  }
   const budget = ops.budget(tasks.length);
   if (budget !== undefined) problems.push(budget);
   if (problems.length > 0) throw ops.refuse(`schedule refused, nothing was started: ${problems.join("; ")}`);

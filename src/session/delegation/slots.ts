@@ -63,23 +63,28 @@ export function createGate(capacity: number): Gate {
   return {
     async acquire(signal) {
       await take(signal);
-      let held = true;
+      // held: the holder has the slot; lent: given back while the holder waits; released: done for good.
+      let state: "held" | "lent" | "released" = "held";
       const lease: Lease = {
         release() {
-          if (!held) return;
-          held = false;
-          give();
+          if (state === "held") give();
+          // A lent slot is not ours to give: the pending take-back sees `released` and gives it up.
+          state = "released";
         },
         async lend(work) {
-          if (!held) return work();
-          held = false;
+          if (state !== "held") return work();
+          state = "lent";
           give();
           try {
             return await work();
           } finally {
-            // Taken back even when the work was cancelled: the holder still runs and releases later.
-            await take(new AbortController().signal);
-            held = true;
+            // Released while lent (the holder ended): nothing to take back. Released while the
+            // take-back waited: the slot it gets goes straight back.
+            if ((state as "lent" | "released") !== "released") {
+              await take(new AbortController().signal);
+              if ((state as "lent" | "released") === "released") give();
+              else state = "held";
+            }
           }
         },
       };
@@ -94,7 +99,11 @@ export function createGate(capacity: number): Gate {
   };
 }
 
-/** Leases lent together (a concurrency slot and a writer gate). */
+/**
+ * Leases lent together (a writer gate and a concurrency slot), given in the order they were
+ * acquired: they are taken back in that same order, as every other holder takes them, so two
+ * holders can never each hold one and wait for the other.
+ */
 export function lendAll<T>(leases: readonly Lease[], work: () => Promise<T>): Promise<T> {
-  return leases.reduceRight<() => Promise<T>>((inner, lease) => () => lease.lend(inner), work)();
+  return leases.reduce<() => Promise<T>>((inner, lease) => () => lease.lend(inner), work)();
 }

@@ -38,6 +38,8 @@ export type ParentPlace = {
   /** Where the parent's events go: child events go there too, so every client sees one tree. */
   listeners: EventListener[];
   artifacts: ArtifactStore;
+  /** The artifact references the parent may open (its loop's set): a spawn may pass only these; results add theirs. */
+  knownArtifacts: Set<string>;
   /** What the parent holds while it runs as a child itself (lent back while it waits for its own children). */
   leases: Lease[];
 };
@@ -78,6 +80,8 @@ export type ChildMeta = {
   contract: TaskContract;
   workspaceMode: WorkspaceMode;
   permissionMode: PermissionMode;
+  /** The effective scope (an inherited one included), normalized. */
+  scopeGlobs?: string[];
   retriesUsed: number;
   result: AgentResult | null;
 };
@@ -115,6 +119,10 @@ export type ChildRecord = {
   delivered: boolean;
   /** Where a background completion goes. */
   parent: ParentPlace;
+  /** The references the child may open: those its parent handed it, plus what its tools made. */
+  knownArtifacts: Set<string>;
+  /** The part of `knownArtifacts` it was handed (the rest its own tools produced). */
+  handedArtifacts: ReadonlySet<string>;
   /** A child rebuilt from the store after a restart. */
   rehydrated: boolean;
 };

@@ -18,6 +18,8 @@ export type ChildWorkspace = {
   path: string;
   /** git-worktree: the commit the worktree was created from, which the patch applies to. */
   baseCommit: string | undefined;
+  /** git-worktree: the workspace's path inside the repository ("" at its top; `/`-separated), what changedFiles are relative to. */
+  repoPrefix: string;
   /**
    * The counterpart of a parent root (canonical absolute path) inside this workspace: for a
    * git-worktree, a root inside the parent repository maps to the same relative path in the
@@ -109,6 +111,7 @@ export async function createScratch(options: { tempRoot: string }): Promise<Chil
     mode: "scratch",
     path: dir,
     baseCommit: undefined,
+    repoPrefix: "",
     remap: () => undefined,
     async collectChanges() {
       if (removed) throw new WorkspaceError(`the scratch workspace ${dir} was already removed`);
@@ -175,6 +178,7 @@ function worktreeWorkspace(dirs: WorktreeDirs, path: string): ChildWorkspace {
     mode: "git-worktree",
     path,
     baseCommit: dirs.baseCommit,
+    repoPrefix: relative(dirs.checkout, path).split(sep).join("/"),
     remap(parentRoot) {
       if (!isAbsolute(parentRoot)) return undefined;
       const inside = relative(dirs.repoTop, resolve(parentRoot));

@@ -186,6 +186,6 @@ export async function execCommand(io: CliIo): Promise<number> {
     if (error instanceof UsageError) return fail(error.message.includes("--") ? "invalid_input" : "config_error", error.message, 2);
     return fail("internal", errorMessage(error), 1);
   } finally {
-    sessions?.close();
+    await sessions?.close();
   }
 }

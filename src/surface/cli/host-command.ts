@@ -42,22 +42,21 @@ export async function hostCommand(io: CliIo): Promise<number> {
     write: (line) => io.stdout(`${JSON.stringify(line)}\n`),
     log: io.stderr,
     exit: (code) => {
-      sessions.close();
-      void io.exit(code);
+      void sessions.close().then(() => io.exit(code));
     },
   });
   io.onInterrupt(() => {
     interrupted = true;
     host.cancelAll();
     // Stdin may stay open: answer the cancelled runs, then leave.
-    void host.drain().then(() => {
-      sessions.close();
-      return io.exit(130);
-    });
+    void host
+      .drain()
+      .then(() => sessions.close())
+      .then(() => io.exit(130));
   });
   // Bounded lines (MAX_LINE_BYTES): a longer line is refused and skipped without being held whole.
   for await (const line of splitLines(Bun.stdin.stream())) host.handleLine(line);
   await host.drain();
-  sessions.close();
+  await sessions.close();
   return interrupted ? 130 : 0;
 }

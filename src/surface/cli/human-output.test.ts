@@ -209,3 +209,23 @@ describe("human output: invisible characters are shown escaped", () => {
     expect(stderr).toEqual([`• run rm${escaped} -rf x`, "    +++ b/x", `    +a${escaped}b`]);
   });
 });
+
+describe("human output: delegated children", () => {
+  test("a child shows as one line when it starts and one when it ends; its own events stay quiet", () => {
+    const child = { parentRunId: "run_20260101_root", rootRunId: "run_20260101_root" };
+    const { stdout, stderr } = render([
+      started("ask"),
+      { type: "agent.spawned", callId: "c1", childRunId: "run_20260101_kid", taskId: "find-x-1", taskName: "find-x", agent: "explore", deliverable: "analysis", workspaceMode: "shared-readonly", permissionMode: "read-only", background: true, followUp: false },
+      { type: "run.started", permissionMode: "read-only", ...child },
+      { type: "message.delta", step: 1, text: "CHILD TEXT", ...child },
+      { type: "tool.requested", callId: "k1", tool: "read", input: { path: "a" }, operation: "read", risk: "read", categories: [], ...child },
+      { type: "tool.completed", callId: "k1", tool: "read", status: "completed", output: "x", ...child },
+      { type: "run.completed", status: "completed", reason: null, ...child },
+      { type: "agent.completed", childRunId: "run_20260101_kid", taskId: "find-x-1", status: "completed", result: {} },
+      { type: "message.delta", step: 2, text: "root answer" },
+      completedRun,
+    ]);
+    expect(stdout).toBe("root answer\n");
+    expect(stderr).toEqual(["↳ explore find-x in the background", "↲ find-x-1: completed"]);
+  });
+});

@@ -55,6 +55,6 @@ export async function runCommand(io: CliIo): Promise<number> {
     io.stderr(`zero: ${error.message}\n`);
     return EXIT.cancelled;
   } finally {
-    close();
+    await close();
   }
 }

@@ -18,7 +18,7 @@ export function cliSessionService(
   io: Pick<CliIo, "stderr" | "env">,
   loaded: LoadedConfig,
   options: { workspace: string; extraDirs: string[]; overrides: RunOverrides; surface: SessionSurface; interactive?: boolean },
-): { service: SessionService; store(): Store | undefined; close(): void } {
+): { service: SessionService; store(): Store | undefined; close(): Promise<void> } {
   let store: Store | undefined;
   let opened = false;
   const dbFile = () => join(workspaceStateDir(io.env, options.workspace), databaseFileName(loaded.config.storage.path));
@@ -51,9 +51,9 @@ export function cliSessionService(
   return {
     service,
     store: open,
-    close() {
+    async close() {
+      await service.shutdown();
       process.off("exit", onExit);
-      service.shutdownSync();
       store?.close();
     },
   };

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { EXIT, type RuntimeEvent } from "../../protocol/events.ts";
+import { EXIT, isChildEvent, type RuntimeEvent } from "../../protocol/events.ts";
 import {
   DEFAULT_TIMEOUT_MS,
   TIMEOUT_TEXT,
@@ -154,6 +154,8 @@ export function createHost(options: HostOptions) {
       let failure: HostError | null = null;
       // Everything arrives redacted (bridges post it into chat rooms): the service did it once for every surface.
       const listener = (runtime: RuntimeEvent) => {
+        // The reply is the root run's: a child's usage or failure is not the request's (its result reached the root).
+        if (isChildEvent(runtime)) return;
         if (runtime.type === "usage.updated") usage = { prompt_tokens: runtime.usage.inputTokens, completion_tokens: runtime.usage.outputTokens, total_tokens: runtime.usage.totalTokens };
         if (runtime.type === "run.failed") {
           const mapped = (runtime.error.category && PROVIDER_CODES[runtime.error.category]) || { code: "INTERNAL" as const, retryable: false };

@@ -409,3 +409,25 @@ describe("failedBeforeStart", () => {
     ]);
   });
 });
+
+describe("delegated children", () => {
+  test("only the root run is mapped: a child's events (even its run.completed) write nothing", () => {
+    const at = stamper();
+    const mapper = createStreamJsonMapper();
+    const child = (body: EventBody): RuntimeEvent => ({ ...at(body), runId: "run_20260603_child1", parentRunId: RUN_ID, rootRunId: RUN_ID }) as RuntimeEvent;
+    const out = [
+      at(runStarted()),
+      at({ type: "agent.spawned", callId: "c1", childRunId: "run_20260603_child1", taskId: "t-1", taskName: "t", agent: "explore", deliverable: "analysis", workspaceMode: "shared-readonly", permissionMode: "read-only", background: false, followUp: false }),
+      child({ ...runStarted(), parentRunId: RUN_ID, depth: 1 } as EventBody),
+      child({ type: "message.delta", step: 1, text: "child words" }),
+      child(runCompleted({ text: "child words" })),
+      at({ type: "agent.completed", childRunId: "run_20260603_child1", taskId: "t-1", status: "completed", result: { summary: "s" } }),
+      at({ type: "message.delta", step: 2, text: "root words" }),
+      at(runCompleted({ text: "root words" })),
+    ].flatMap((event) => mapper.map(event));
+    expect([...new Set(out.map((line) => line.type))]).toEqual(["run_start", "text", "final", "run_end"]);
+    expect(out.flatMap((line) => (line.type === "text" ? [line.delta] : [])).join("")).toBe("root words");
+    expect(out.every((line) => line.runId === RUN_ID)).toBe(true);
+    expect(JSON.stringify(out)).not.toContain("child words");
+  });
+});
