@@ -28,7 +28,8 @@ type Turn = { turn: number; wallMs: number; gapMs: number; bytesPerStep: number;
 const sandbox = makeSandbox();
 const fake = await startFakeProvider();
 try {
-  sandbox.writeUserConfig(fakeConfig(fake.url));
+  // Ultra: the work depth allows 100 steps per run (medium stops at 24).
+  sandbox.writeUserConfig(fakeConfig(fake.url, "chat", { workDepth: "ultra" }));
   const script = (turn: number): FakeTurn[] => [
     ...Array.from({ length: STEPS }, (_, i): FakeTurn => ({ toolCalls: [{ name: "read", args: { path: "README.md", offset: (i % 3) + 1 } }] })),
     { text: `turn ${turn} done` },

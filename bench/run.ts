@@ -69,7 +69,8 @@ try {
 
   // 2. The headless loop: 50 tool calls against an instant fake provider, then an answer.
   const fake = await startFakeProvider();
-  sandbox.writeUserConfig(fakeConfig(fake.url));
+  // Ultra: the work depth allows 100 steps per run (medium stops at 24).
+  sandbox.writeUserConfig(fakeConfig(fake.url, "chat", { workDepth: "ultra" }));
   const turns = (): FakeTurn[] => [
     ...Array.from({ length: LOOP_STEPS }, (_, i): FakeTurn => ({
       toolCalls: [{ name: "read", args: { path: "README.md", offset: (i % 3) + 1 } }],
