@@ -1,4 +1,4 @@
-import type { PermissionMode } from "../config/schema.ts";
+import type { ModelPricing, PermissionMode } from "../config/schema.ts";
 import type { ModelRunner } from "../llm/step.ts";
 import type { EventBody, StopReason, Usage } from "../protocol/events.ts";
 import type { Message } from "../protocol/messages.ts";
@@ -22,11 +22,22 @@ export type LoopLimits = {
   maxTokens?: number | null;
 };
 
+/** Which campaign cap stopped work, and how it says so. */
+export type BudgetStop = { guard: "max_tokens" | "max_cost"; message: string };
+
+/** A model call's admission under a campaign budget: its output allowance, or why it may not run. */
+export type ModelCallAdmission = { ok: true; maxOutputTokens?: number; release(): void } | ({ ok: false } & BudgetStop);
+
 /** Counters shared by every run of one root campaign (children charge their root's). */
 export type CampaignCharge = {
-  charge(spent: { steps?: number; toolCalls?: number; tokens?: number }): void;
+  charge(spent: { steps?: number; toolCalls?: number; tokens?: number; costMicroUsd?: number }): void;
   /** Why the campaign cannot go on, when one of its limits is spent. */
-  exhausted(): string | undefined;
+  exhausted(): BudgetStop | undefined;
+  /**
+   * Admits one model call (one at a time per campaign while a token or cost cap is set): `release`
+   * after its usage was charged. Absent: every call is admitted.
+   */
+  admitModelCall?(request: { estimatedInputTokens: number; pricing?: ModelPricing; signal: AbortSignal }): Promise<ModelCallAdmission>;
 };
 
 /** A tool call as the hooks see it: validated input and the policy's classification. */
@@ -84,6 +95,10 @@ export type LoopInput = {
   /** Files the configuration reads as instructions or code: writing one is write-sensitive. */
   sensitiveFiles?: readonly string[];
   services: ToolServices;
+  /** The model's prices (per million tokens), when configured: what a step costs the campaign. */
+  pricing?: ModelPricing;
+  /** Characters every request carries besides the messages (tool schemas): part of the input estimate. */
+  requestOverheadChars?: number;
   /** The model's declared capabilities (image, file, audio…): media it lacks is described, not sent. */
   modelCapabilities: readonly string[];
   limits: LoopLimits;
@@ -100,10 +115,10 @@ export type LoopInput = {
   /** False: do not treat references in the history as known (the caller seeded `knownArtifacts`). */
   learnArtifactsFromHistory?: boolean;
   /** Budget already spent by an earlier part of this run (resume of an interrupted run). */
-  spent?: { usage: Usage; steps: number; toolCalls: number };
+  spent?: { usage: Usage; steps: number; toolCalls: number; costMicroUsd?: number };
   /** Called when a step's calls are about to run: the history then ends with the calls. */
   onHistory?(history: Message[]): void;
   /** Called after every step whose tool calls are all answered: history is well-formed there. */
-  onCheckpoint?(snapshot: { history: Message[]; usage: Usage; steps: number; toolCalls: number }): void;
+  onCheckpoint?(snapshot: { history: Message[]; usage: Usage; steps: number; toolCalls: number; costMicroUsd?: number }): void;
 };
 

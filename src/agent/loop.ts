@@ -2,6 +2,8 @@ import type { ProviderFailure } from "../llm/errors.ts";
 import { addUsage, emptyUsage, type RunStatus, type StopReason, type Usage } from "../protocol/events.ts";
 import { toolResultMessage, type AssistantMessage, type Message, type ToolCallState, type ToolResultPart } from "../protocol/messages.ts";
 import { admitCall, learnArtifacts, type Answered, type CallGuards } from "./call.ts";
+import { costMicroUsd, estimateTokens, microToUsd } from "./cost.ts";
+import type { BudgetStop, ModelCallAdmission } from "./loop-input.ts";
 import type { LoopInput } from "./loop-input.ts";
 
 export type { LoopInput, LoopLimits } from "./loop-input.ts";
@@ -14,6 +16,8 @@ export type LoopResult = {
   steps: number;
   toolCalls: number;
   history: Message[];
+  /** What the run's model calls cost, in micro-USD (priced models only). */
+  costMicroUsd?: number;
   failure?: ProviderFailure;
 };
 
@@ -33,6 +37,8 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
   let usage = input.spent?.usage ?? emptyUsage();
   let steps = input.spent?.steps ?? 0;
   let lastText = "";
+  // What this run's steps cost (micro-USD); only counted for a priced model.
+  let costMicro = input.spent?.costMicroUsd ?? 0;
   const guards: CallGuards = { toolCalls: input.spent?.toolCalls ?? 0, lastSignature: "", repeats: 0, knownArtifacts: input.knownArtifacts ?? new Set() };
   // References already in the conversation (the task, earlier turns) may be opened — unless the
   // caller seeded the set itself (a child may open only what its parent handed it).
@@ -45,6 +51,7 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
     steps,
     toolCalls: guards.toolCalls,
     history,
+    ...(input.pricing ? { costMicroUsd: costMicro } : {}),
     ...(failure ? { failure } : {}),
   });
 
@@ -66,14 +73,26 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
     // Queued user input (steering, follow-ups) joins the history between steps.
     const queued = input.hooks?.pendingInput?.() ?? [];
     if (queued.length > 0) history.push(...queued);
+    const messages = input.hooks?.transformContext ? await input.hooks.transformContext(history) : history;
+    // Under a campaign budget the call waits its turn and gets an output allowance, or is not made.
+    const admission = await admit(input, messages);
+    if (admission === "stopped") {
+      const stop = aborted(input);
+      return finish(stop.status, stop.reason);
+    }
+    if (!admission.ok) {
+      input.emit({ type: "guard.triggered", guard: admission.guard, message: admission.message });
+      return finish("limit", admission.guard);
+    }
     steps += 1;
     const step = steps;
     input.campaign?.charge({ steps: 1 });
     input.emit({ type: "step.started", step });
     const outcome = await input.runner.step({
       instructions: input.instructions,
-      messages: input.hooks?.transformContext ? await input.hooks.transformContext(history) : history,
+      messages,
       signal: input.signal,
+      ...(admission.maxOutputTokens !== undefined ? { maxOutputTokens: admission.maxOutputTokens } : {}),
       onText: (text) => input.emit({ type: "message.delta", step, text }),
       onReasoning: (text) => input.emit({ type: "reasoning.delta", step, text }),
       onRetry: ({ attempt, maxAttempts, delayMs, failure, discardedOutput }) =>
@@ -88,6 +107,7 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
         }),
     });
     if (!outcome.ok) {
+      admission.release();
       if (outcome.aborted || input.signal.aborted) {
         const stop = aborted(input);
         return finish(stop.status, stop.reason);
@@ -108,8 +128,12 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
     }
 
     usage = addUsage(usage, outcome.usage);
-    input.campaign?.charge({ tokens: outcome.usage.totalTokens });
-    input.emit({ type: "usage.updated", step, stepUsage: outcome.usage, usage });
+    const cost = costMicroUsd(outcome.usage, input.pricing);
+    if (cost !== undefined) costMicro += cost;
+    input.campaign?.charge({ tokens: outcome.usage.totalTokens, ...(cost !== undefined ? { costMicroUsd: cost } : {}) });
+    // Charged: the next call of the campaign may compute its allowance now.
+    admission.release();
+    input.emit({ type: "usage.updated", step, stepUsage: outcome.usage, usage, ...(input.pricing ? { costUsd: microToUsd(costMicro) } : {}) });
     exhausted = tokenLimit(input, usage);
     lastText = outcome.text;
     if (outcome.refusal) {
@@ -159,7 +183,7 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
     settleCallStates(history, responseStart, new Map(answered.map((a) => [a.part.callId, a.state])));
     history.push(toolResultMessage(results));
     // A consistent point (every call answered): the session may checkpoint it.
-    input.onCheckpoint?.({ history, usage, steps, toolCalls: guards.toolCalls });
+    input.onCheckpoint?.({ history, usage, steps, toolCalls: guards.toolCalls, ...(input.pricing ? { costMicroUsd: costMicro } : {}) });
     if (stop) return finish("limit", stop.reason);
   }
 }
@@ -180,12 +204,23 @@ function settleCallStates(history: Message[], from: number, states: Map<string, 
   }
 }
 
+/** Asks the campaign to admit the next model call, with the request's estimated input size. */
+async function admit(input: LoopInput, messages: readonly Message[]): Promise<ModelCallAdmission | "stopped"> {
+  if (!input.campaign?.admitModelCall) return { ok: true, release: () => {} };
+  const chars = input.instructions.length + JSON.stringify(messages).length + (input.requestOverheadChars ?? 0);
+  try {
+    return await input.campaign.admitModelCall({ estimatedInputTokens: estimateTokens(chars), ...(input.pricing ? { pricing: input.pricing } : {}), signal: input.signal });
+  } catch {
+    return "stopped"; // cancelled while waiting for its turn
+  }
+}
+
 /** The per-run token ceiling (agent maxTokens) and the campaign's, whichever is passed first. */
-function tokenLimit(input: LoopInput, usage: Usage): { guard: "max_tokens"; message: string } | undefined {
+function tokenLimit(input: LoopInput, usage: Usage): BudgetStop | undefined {
   const max = input.limits.maxTokens;
   if (max != null && usage.totalTokens > max) {
     return { guard: "max_tokens", message: `spent ${usage.totalTokens} tokens, past the run's limit of ${max} (maxTokens)` };
   }
   const campaign = input.campaign?.exhausted();
-  return campaign ? { guard: "max_tokens", message: campaign } : undefined;
+  return campaign;
 }

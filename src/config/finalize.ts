@@ -38,6 +38,13 @@ export function finalizeConfig(merged: MergedConfig, origins: Origins, layers: r
     fail(["context", "compaction", "targetRatio"], `must be below triggerRatio (${compaction.triggerRatio})`);
   }
   const { maxDepth: legacyDepth, maxChildrenPerRun: legacyChildren, ...limits } = merged.limits;
+  if (limits.maxCostUsd !== undefined) {
+    // No built-in price table: a cost cap is only meaningful when every model an agent can run is priced.
+    const unpriced = [...new Set(Object.values(agents).map((agent) => agent.model))].filter((alias) => models[alias]?.pricing === undefined).sort();
+    if (unpriced.length > 0) {
+      fail(["limits", "maxCostUsd"], `a cost cap needs pricing on every model an agent uses; unpriced: ${unpriced.map((alias) => `models.${alias}`).join(", ")} (add "pricing": {"inputPerMillionUsd", "outputPerMillionUsd"})`);
+    }
+  }
   const multiAgent = required(merged.multiAgent);
   return {
     version: 2,

@@ -42,6 +42,8 @@ export type StepRequest = {
    * runs no tool, so nothing irreversible happened (`discardedOutput` says so).
    */
   onRetry?(notice: RetryNotice): void;
+  /** The most output tokens this request may produce (a campaign budget's allowance); lowers the model's own setting. */
+  maxOutputTokens?: number;
 };
 
 /** Attempts per model step: the first request and two retries. */
@@ -187,6 +189,9 @@ export async function createModelRunner(options: {
       // Retries are ours (see step below), so they are visible as events (with what they discard).
       maxRetries: 0,
       ...settings,
+      ...(request.maxOutputTokens !== undefined
+        ? { maxOutputTokens: Math.min(request.maxOutputTokens, settings.maxOutputTokens ?? Number.POSITIVE_INFINITY) }
+        : {}),
       ...(reasoning ? { reasoning } : {}),
       ...(Object.keys(providerOptions).length > 0 ? { providerOptions } : {}),
       onError: ({ error }) => {

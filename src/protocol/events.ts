@@ -58,6 +58,8 @@ export const stopReasonSchema = z.enum([
   "max_steps",
   "max_tool_calls",
   "max_tokens",
+  /** The campaign's cost cap (limits.maxCostUsd). */
+  "max_cost",
   "repetition",
   "deadline",
   "cancelled",
@@ -213,7 +215,7 @@ export const toolCompletedSchema = z.object({
 export const guardTriggeredSchema = z.object({
   ...base,
   type: z.literal("guard.triggered"),
-  guard: z.enum(["max_steps", "max_tool_calls", "max_tokens", "repetition", "deadline"]),
+  guard: z.enum(["max_steps", "max_tool_calls", "max_tokens", "max_cost", "repetition", "deadline"]),
   message: z.string(),
 });
 
@@ -223,6 +225,8 @@ export const usageUpdatedSchema = z.object({
   step: z.number().int().positive(),
   stepUsage: usageSchema,
   usage: usageSchema,
+  /** What the run's calls cost so far, in USD (priced models only: configured `pricing`). */
+  costUsd: z.number().nonnegative().optional(),
 });
 
 export const stepCompletedSchema = z.object({
@@ -279,6 +283,10 @@ export const runCompletedSchema = z.object({
   steps: z.number().int().nonnegative(),
   toolCalls: z.number().int().nonnegative(),
   durationMs: z.number().nonnegative(),
+  /** What this run's calls cost, in USD (priced models only). */
+  costUsd: z.number().nonnegative().optional(),
+  /** A root run: what its whole campaign spent (itself, every child, retries). */
+  campaign: z.object({ runs: z.number().int().nonnegative(), tokens: z.number().int().nonnegative(), costUsd: z.number().nonnegative().optional() }).optional(),
 });
 
 /** A child run was started (or a follow-up queued) by one of this run's delegate calls. */

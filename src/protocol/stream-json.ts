@@ -82,7 +82,15 @@ export const outputEventSchema = z.discriminatedUnion("type", [
     truncated: z.boolean(),
     block: blockSchema.optional(),
   }),
-  z.strictObject({ ...envelope, type: z.literal("usage"), promptTokens: z.number().int(), completionTokens: z.number().int(), totalTokens: z.number().int() }),
+  z.strictObject({
+    ...envelope,
+    type: z.literal("usage"),
+    promptTokens: z.number().int(),
+    completionTokens: z.number().int(),
+    totalTokens: z.number().int(),
+    // An addition of ours: present only when the model has configured pricing.
+    costUsd: z.number().nonnegative().optional(),
+  }),
   z.strictObject({ ...envelope, type: z.literal("final"), text: z.string() }),
   z.strictObject({ ...envelope, type: z.literal("error"), code: errorCodeSchema, message: z.string(), recoverable: z.boolean() }),
   z.strictObject({ ...envelope, type: z.literal("run_end"), status: z.enum(["success", "error"]), exitCode: z.number().int() }),

@@ -20,6 +20,8 @@ export type CheckpointMeta = {
   usage: Usage;
   steps: number;
   toolCalls: number;
+  /** What the run's model calls cost so far (priced models): a resumed run keeps counting from it. */
+  costMicroUsd?: number;
 };
 
 export type RunRecorder = {

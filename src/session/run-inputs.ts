@@ -1,6 +1,7 @@
 import { realpathSync } from "node:fs";
 import type { LoopHooks } from "../agent/loop-input.ts";
-import type { AgentProfile, EffectiveConfig, PermissionMode, ResolvedModel, WorkDepth } from "../config/schema.ts";
+import type { AgentProfile, EffectiveConfig, PermissionMode, ResolvedModel, WorkDepth, WorkflowStep } from "../config/schema.ts";
+import type { ModelRunner } from "../llm/step.ts";
 import { campaignCeilings } from "../config/work-depth.ts";
 import type { Message } from "../protocol/messages.ts";
 import { mostRestrictive } from "../policy/rules.ts";
@@ -94,4 +95,42 @@ export function runTimeout(request: RunRequest, agent: AgentProfile, workDepth: 
 export function withPendingInput(hooks: LoopHooks | undefined, completions: (() => Message[]) | undefined): LoopHooks | undefined {
   if (!completions) return hooks;
   return { ...hooks, pendingInput: () => [...(hooks?.pendingInput?.() ?? []), ...completions()] };
+}
+
+/** A configured workflow by name; an unknown one is the user's to fix (exit 2), naming the known ones. */
+export function pickWorkflow(config: EffectiveConfig, name: string): { name: string; steps: WorkflowStep[] } {
+  const workflow = Object.hasOwn(config.workflows, name) ? config.workflows[name] : undefined;
+  if (!workflow) {
+    const known = Object.keys(config.workflows).sort().join(", ") || "none configured";
+    throw new UsageError(`--workflow: unknown workflow '${name}' (known: ${known})`);
+  }
+  return { name, steps: workflow.steps };
+}
+
+/**
+ * The coordinator of a workflow as a run profile: no tools of its own and no model calls; it
+ * starts the phases. Its authority is the configured default (or the flag's): phases narrow from it.
+ */
+export function workflowProfile(config: EffectiveConfig, name: string): AgentProfile {
+  const root = config.agents[config.defaultAgent]!;
+  return {
+    name: `workflow:${name}`,
+    description: `the ${name} workflow`,
+    model: root.model,
+    tools: [],
+    skills: [],
+    mcpServers: [],
+    canDelegateTo: [],
+    accepts: [],
+    workspaceMode: "shared-write",
+    maxChildren: Object.keys(config.workflows[name]?.steps ?? []).length * 4,
+  };
+}
+
+/** The model identity a workflow coordinator records: it makes no model calls. */
+export function coordinatorRunner(name: string): ModelRunner {
+  return {
+    identity: { alias: "workflow", provider: "workflow", model: name },
+    step: () => Promise.reject(new Error("a workflow coordinator makes no model calls")),
+  };
 }

@@ -23,14 +23,14 @@ test("a child run names its parent and root, sits one level deeper, and charges 
   const loaded = loadConfig({ workspace: sandbox.workspace, env: sandbox.env });
   store = openStore({ dir: workspaceStateDir(sandbox.env, sandbox.workspace) }).store;
   store.createSession({ id: "zero_20260101000000_abc", surface: "cli", workspace: sandbox.workspace, title: "t", createdAt: new Date().toISOString() });
-  const campaign = createCampaign({ steps: null, toolCalls: null, tokens: 25, runs: null, deadline: new Date(Date.now() + 60_000) }, { tokens: 20 });
+  const campaign = createCampaign({ steps: null, toolCalls: null, tokens: 4_020, costMicroUsd: null, runs: null, deadline: new Date(Date.now() + 60_000) }, { tokens: 20 });
   store.createRun({
     id: "run_20260101_root", sessionId: "zero_20260101000000_abc", rootId: "run_20260101_root", parentId: null, task: "root", agent: "build",
     modelAlias: "fake", provider: "openai-compatible", apiModel: "fake-1", status: "running", reason: null, depth: 0, workspace: sandbox.workspace,
     permissionMode: "ask", workDepth: "medium", budgets: {}, usage: {}, steps: 0, toolCalls: 0, deadline: new Date().toISOString(),
     startedAt: new Date().toISOString(), endedAt: null, pid: process.pid,
   });
-  fake.script([{ toolCalls: [{ name: "read", args: { path: "README.md" } }], usage: { input: 8, output: 2 } }, { text: "never" }]);
+  fake.script([{ toolCalls: [{ name: "read", args: { path: "README.md" } }], usage: { input: 3_000, output: 500 } }, { text: "never" }]);
   const prepared = await prepareRun({
     config: loaded.config,
     env: sandbox.env,
@@ -50,9 +50,10 @@ test("a child run names its parent and root, sits one level deeper, and charges 
     ask: async () => false,
     redactor: createRedactor(),
   });
-  // The campaign had 5 tokens left; the child's first step spent 10: it stops there, for the whole campaign.
+  // The campaign had 4,000 tokens left; the child's first step spent 3,500: the next request (its
+  // input alone estimated past the 500 left) is not admitted, for the whole campaign.
   expect(outcome).toMatchObject({ status: "limit", exitCode: 4 });
-  expect(campaign.spent.tokens).toBe(30);
+  expect(campaign.spent.tokens).toBe(3_520);
   expect(fake.requests).toHaveLength(1);
   expect(events[0]).toMatchObject({ type: "run.started", parentRunId: "run_20260101_root", rootRunId: "run_20260101_root", depth: 1 });
   expect(events.every((e) => (e as { parentRunId?: string }).parentRunId === "run_20260101_root")).toBe(true);

@@ -7,6 +7,7 @@ import type {
   ResolvedModel,
   Speed,
   WorkDepth,
+  WorkflowStep,
 } from "../config/schema.ts";
 import { configDir, stateDir } from "../config/paths.ts";
 import { createArtifactStore } from "../store/artifacts.ts";
@@ -14,7 +15,7 @@ import { workspaceStateDir } from "../store/state.ts";
 import type { RunRow, Store } from "../store/store.ts";
 import type { LoopHooks } from "../agent/loop-input.ts";
 import { createModelRunner, type ModelRunner } from "../llm/step.ts";
-import { exitCodeFor, type RuntimeEvent, type StopReason, type Usage } from "../protocol/events.ts";
+import { emptyUsage, exitCodeFor, type RuntimeEvent, type StopReason, type Usage } from "../protocol/events.ts";
 import { newRunId } from "../protocol/ids.ts";
 import { userMessage, type Message } from "../protocol/messages.ts";
 import type { ApprovalBroker } from "../policy/approvals.ts";
@@ -22,12 +23,14 @@ import { MODE_RULES } from "../policy/rules.ts";
 import type { Redactor } from "../security/redact.ts";
 import { createRoots, type Roots } from "../security/roots.ts";
 import type { AskRequest } from "../tool/define.ts";
-import { runLoop } from "../agent/loop.ts";
+import { runLoop, type LoopResult } from "../agent/loop.ts";
 import { assembleSystemPrompt } from "../agent/prompt.ts";
 import type { Env } from "../util/env.ts";
-import { errorMessage } from "../util/errors.ts";
-import { configuredFiles, pickAgent, pickModel, runPermission, runTimeout, withPendingInput } from "./run-inputs.ts";
+import { UsageError, errorMessage } from "../util/errors.ts";
+import { configuredFiles, coordinatorRunner, pickAgent, pickModel, pickWorkflow, runPermission, runTimeout, withPendingInput, workflowProfile } from "./run-inputs.ts";
+import { runWorkflow } from "./workflow-run.ts";
 import { campaignCeilings, runCeilings } from "../config/work-depth.ts";
+import { microToUsd } from "../agent/cost.ts";
 import { createTodoTool } from "../tool/todo.ts";
 import type { PlanItem } from "../tool/define.ts";
 import { scopeGuard, type PathScope } from "./delegation/contract.ts";
@@ -79,6 +82,8 @@ export type RunRequest = {
   child?: ChildSetup;
   /** Gives the run its delegation capability (the session's coordinator). */
   delegation?: DelegationProvider;
+  /** `--workflow <name>`: the run coordinates the workflow's phases instead of calling a model. */
+  workflow?: string;
 };
 
 /** How a child run differs from a root run (see session/delegation). */
@@ -148,11 +153,13 @@ export type PreparedRun = {
  */
 export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
   const { config, overrides = {}, continuation } = request;
-  const agent = pickAgent(config, request.agentName);
+  const workflow = request.workflow !== undefined ? pickWorkflow(config, request.workflow) : undefined;
+  const agent = workflow ? workflowProfile(config, workflow.name) : pickAgent(config, request.agentName);
   const child = request.child;
   const saved = continuation?.meta;
-  // A continuation keeps its saved model unless --model replaces it on purpose.
-  const model = pickModel(config, overrides.model ?? saved?.model.alias ?? agent.model, overrides.model !== undefined);
+  // A continuation keeps its saved model unless --model replaces it on purpose. A workflow's
+  // --model goes to every phase; its coordinator calls no model.
+  const model = pickModel(config, overrides.model ?? saved?.model.alias ?? (workflow ? config.agents[workflow.steps[0]!.agent]!.model : agent.model), overrides.model !== undefined);
   const tools = buildToolSet(agent, request.toolSources ?? [coreToolSource()]);
   for (const name of child?.withoutTools ?? []) tools.delete(name);
   const permissionMode = runPermission(request, agent);
@@ -170,10 +177,15 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
     // zero's own state and configuration (trust records!) are never tool-reachable.
     privateDirs: [stateDir(request.env), configDir(request.env)],
   });
-  const runner: ModelRunner = await createModelRunner({
+  const toolSpecs = [...tools.values()].map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }));
+  const toolSchemaChars = JSON.stringify(toolSpecs).length;
+  if (config.limits.maxCostUsd !== undefined && !model.pricing && !workflow) {
+    throw new UsageError(`model '${model.alias}' has no pricing, and limits.maxCostUsd is set: a cost cap needs prices for every model a run uses`);
+  }
+  const runner: ModelRunner = workflow ? coordinatorRunner(workflow.name) : await createModelRunner({
     model,
     env: request.env,
-    tools: [...tools.values()].map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
+    tools: toolSpecs,
     streamIdleTimeoutMs: config.limits.streamIdleTimeoutMs,
     ...(overrides.reasoningEffort ? { reasoningEffort: overrides.reasoningEffort } : {}),
     ...(overrides.speed ? { speed: overrides.speed } : {}),
@@ -245,11 +257,23 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
     const campaign =
       request.parent?.campaign ??
       createCampaign(
-        { steps: null, toolCalls: null, tokens: null, runs: campaignCeilings(config, workDepth).totalRuns, deadline },
-        // The root itself is the campaign's first run.
-        { runs: 1, ...(continuation?.kind === "run" ? { steps: continuation.meta.steps, toolCalls: continuation.meta.toolCalls, tokens: continuation.meta.usage.totalTokens } : {}) },
+        {
+          steps: null,
+          toolCalls: null,
+          tokens: config.limits.maxCampaignTokens ?? null,
+          costMicroUsd: config.limits.maxCostUsd !== undefined ? Math.round(config.limits.maxCostUsd * 1_000_000) : null,
+          runs: campaignCeilings(config, workDepth).totalRuns,
+          deadline,
+        },
+        // The root itself is the campaign's first run; a resumed run keeps what it spent.
+        {
+          runs: 1,
+          ...(continuation?.kind === "run"
+            ? { steps: continuation.meta.steps, toolCalls: continuation.meta.toolCalls, tokens: continuation.meta.usage.totalTokens, costMicroUsd: continuation.meta.costMicroUsd ?? 0 }
+            : {}),
+        },
       );
-    const checkpointMeta = (snapshot: { usage: Usage; steps: number; toolCalls: number }): CheckpointMeta => ({
+    const checkpointMeta = (snapshot: { usage: Usage; steps: number; toolCalls: number; costMicroUsd?: number }): CheckpointMeta => ({
       mode: "agent",
       surface: request.surface,
       workspace: roots.workspace,
@@ -261,6 +285,7 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
       usage: snapshot.usage,
       steps: snapshot.steps,
       toolCalls: snapshot.toolCalls,
+      ...(snapshot.costMicroUsd !== undefined ? { costMicroUsd: snapshot.costMicroUsd } : {}),
       ...(child ? { child: child.meta() } : {}),
     });
     // Measured now, not when prepared: the turn may have waited for its session. A deadline
@@ -286,7 +311,7 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
     let latest: readonly Message[] = history;
     const knownArtifacts = child?.knownArtifacts ?? new Set<string>();
     plan = (items) => emit({ type: "plan.updated", items });
-    const delegation = tools.has("delegate") && request.delegation
+    const delegation = (tools.has("delegate") || workflow) && request.delegation
       ? request.delegation.forRun({
           runId,
           rootId: place.rootId,
@@ -309,6 +334,28 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
         })
       : undefined;
     const hooks = withPendingInput(execution.hooks, delegation?.pendingInput);
+    /** A workflow coordinator's "loop": its phases, run as children; it makes no model calls itself. */
+    const coordinate = async (wf: { name: string; steps: WorkflowStep[] }, messages: Message[]): Promise<LoopResult> => {
+      const outcome = await runWorkflow({
+        name: wf.name,
+        steps: wf.steps,
+        task: request.task,
+        config,
+        delegation: delegation!,
+        ...(overrides.model !== undefined ? { modelOverride: overrides.model } : {}),
+        history: messages,
+        signal: controller.signal,
+        emit,
+      });
+      if (outcome.status === "cancelled") {
+        const reason: StopReason = abortReason === "deadline" ? "deadline" : "cancelled";
+        return { status: reason === "deadline" ? "limit" : "cancelled", reason, text: outcome.text, usage: emptyUsage(), steps: 0, toolCalls: 0, history: outcome.history };
+      }
+      // A phase stopped by the campaign's budget stops the workflow by a limit (exit 4), not a failure.
+      const budget = outcome.status === "failed" ? outcome.budgetStop : undefined;
+      if (budget) emit({ type: "guard.triggered", guard: budget, message: `a phase was stopped by the campaign's ${budget === "max_cost" ? "cost (limits.maxCostUsd)" : "token (limits.maxCampaignTokens)"} budget` });
+      return { status: budget ? "limit" : outcome.status, reason: budget ?? null, text: outcome.text, usage: emptyUsage(), steps: 0, toolCalls: 0, history: outcome.history };
+    };
     try {
       emit({
         type: "run.started",
@@ -328,7 +375,9 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
         speed: overrides.speed ?? model.speed ?? null,
         budgets: { ...limits, maxTokens: limits.maxTokens ?? null, timeoutMs, deadline: deadline.toISOString() },
       });
-      const result = await runLoop({
+      const result = workflow
+        ? await coordinate(workflow, history)
+        : await runLoop({
         agent: agent.name,
         runner,
         instructions,
@@ -355,11 +404,15 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
           updatePlan: (items) => plan?.(items),
         },
         modelCapabilities: model.capabilities,
+        ...(model.pricing ? { pricing: model.pricing } : {}),
+        requestOverheadChars: toolSchemaChars,
         limits,
         signal: controller.signal,
         abortReason: () => abortReason,
         emit,
-        ...(continuation?.kind === "run" ? { spent: { usage: continuation.meta.usage, steps: continuation.meta.steps, toolCalls: continuation.meta.toolCalls } } : {}),
+        ...(continuation?.kind === "run"
+          ? { spent: { usage: continuation.meta.usage, steps: continuation.meta.steps, toolCalls: continuation.meta.toolCalls, costMicroUsd: continuation.meta.costMicroUsd ?? 0 } }
+          : {}),
         onHistory: (snapshot) => {
           latest = snapshot;
           recorder?.messages(snapshot);
@@ -390,6 +443,17 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
         steps: result.steps,
         toolCalls: result.toolCalls,
         durationMs: Math.round(performance.now() - startedAt),
+        ...(result.costMicroUsd !== undefined ? { costUsd: microToUsd(result.costMicroUsd) } : {}),
+        // The root speaks for its campaign: every child's spending included.
+        ...(request.parent
+          ? {}
+          : {
+              campaign: {
+                runs: campaign.spent.runs,
+                tokens: campaign.spent.tokens,
+                ...(campaign.limits.costMicroUsd !== null || model.pricing || campaign.spent.costMicroUsd > 0 ? { costUsd: microToUsd(campaign.spent.costMicroUsd) } : {}),
+              },
+            }),
       });
       recorder?.finish({ status: result.status, reason: result.reason, usage: { ...result.usage }, steps: result.steps, toolCalls: result.toolCalls });
       const persistWarning = recorder?.failure();

@@ -71,7 +71,7 @@ export type PendingApproval = ApprovalRequest & { sessionId: string };
 export type Session = {
   readonly id: string;
   /** Queues a user turn; turns of one session run one at a time, in order. */
-  send(task: string, options?: { listeners?: EventListener[]; hooks?: LoopHooks }): RunHandle;
+  send(task: string, options?: { listeners?: EventListener[]; hooks?: LoopHooks; workflow?: string }): RunHandle;
   /** Events of every run of this session, live; `after` replays stored events after that store order first. */
   subscribe(listener: EventListener, options?: { after?: number }): () => void;
   /** Answers a pending approval of an interactive session. */
@@ -216,7 +216,7 @@ export function createSessionService(options: SessionServiceOptions) {
       return created;
     };
 
-    async function turn(task: string, listeners: EventListener[], hooks: LoopHooks | undefined, controller: AbortController): Promise<RunOutcome> {
+    async function turn(task: string, listeners: EventListener[], hooks: LoopHooks | undefined, controller: AbortController, workflow?: string): Promise<RunOutcome> {
       const continuation = continuationFor(id, pendingFirst);
       pendingFirst = undefined;
       // Everything the user must fix is refused here, before any state is written.
@@ -231,6 +231,7 @@ export function createSessionService(options: SessionServiceOptions) {
         ...(continuation ? { continuation } : {}),
         ...(options.toolSources ? { toolSources: options.toolSources } : {}),
         delegation: coordinator(),
+        ...(workflow !== undefined ? { workflow } : {}),
       });
       // Cancelled while preparing: nothing was written yet, and nothing will be.
       if (controller.signal.aborted) throw new RunCancelledBeforeStart();
@@ -278,7 +279,7 @@ export function createSessionService(options: SessionServiceOptions) {
         const done = queue
           .then(() => {
             if (controller.signal.aborted) throw new RunCancelledBeforeStart();
-            return turn(task, sendOptions.listeners ?? [], sendOptions.hooks, controller);
+            return turn(task, sendOptions.listeners ?? [], sendOptions.hooks, controller, sendOptions.workflow);
           })
           .finally(() => {
             controllers.delete(controller);

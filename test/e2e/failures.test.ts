@@ -258,7 +258,8 @@ test("a silent provider is abandoned after limits.streamIdleTimeoutMs and retrie
 test("a signal before the run starts still exits 130 (no half-started run)", async () => {
   // `zero run` with no task argument waits on an open stdin: the signal arrives before any run exists.
   const proc = Bun.spawn([ZERO_BIN, "run", "--json"], { cwd: sandbox.workspace, env: sandbox.env, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
-  await Bun.sleep(300);
+  // Long enough for the handlers to be installed on a loaded machine; stdin stays open, so no run starts.
+  await Bun.sleep(1_000);
   proc.kill("SIGTERM");
   expect(await proc.exited).toBe(130);
   expect(await new Response(proc.stdout).text()).toBe("");

@@ -93,7 +93,7 @@ export async function runChildTurn(
       extraDirs: record.extraDirs,
       task: message,
       surface: deps.surface,
-      overrides: { permissionMode: record.permissionMode, depth: record.workDepth },
+      overrides: { permissionMode: record.permissionMode, depth: record.workDepth, ...(record.modelOverride !== undefined ? { model: record.modelOverride } : {}) },
       agentName: record.agent.name,
       parent: { runId: record.parentRunId, rootId: record.rootId, depth: record.depth - 1, campaign: record.parent.campaign, sessionId: record.parent.sessionId },
       child: {
@@ -157,6 +157,7 @@ export async function runChildTurn(
     // Artifacts are evidence only when the child's own tools made them, not when a text named them.
     const produced = [...record.knownArtifacts].filter((sha) => !record.handedArtifacts.has(sha)).map(artifactUri);
     const observed = { ...evidence.evidence(), artifacts: produced };
+    record.stopReason = outcome.reason;
     const patch = await patchOf(record, observed.diffs, deps);
     const changedFiles = patch.changedFiles ?? observed.changedFiles;
     const readOnly = record.permissionMode === "read-only" || record.agent.workspaceMode === "shared-readonly";

@@ -16,7 +16,7 @@ import { rehydrateChild } from "./rehydrate.ts";
 import { runSchedule } from "./schedule-run.ts";
 import { createGate, lendAll, type Gate } from "./slots.ts";
 import type { ChildRecord, CoordinatorDeps, DelegationProvider, ParentPlace, RunDelegation } from "./types.ts";
-import type { WorkDepth } from "../../config/schema.ts";
+import type { AgentProfile, WorkDepth } from "../../config/schema.ts";
 import type { Campaign } from "../run-context.ts";
 import { DEFAULT_WAIT_MS, type ScheduleTaskInput } from "../../tool/delegate.ts";
 import { DelegationRefusedError as DelegationRefused } from "./refused.ts";
@@ -73,19 +73,23 @@ export function createDelegationCoordinator(deps: CoordinatorDeps): DelegationCo
     return gate;
   }
 
-  /** Checks a contract and everything around it; throws DelegationRefused before anything starts. */
-  function admit(place: ParentPlace, input: ContractInput, taskId: string): ChildRecord {
+  /**
+   * Checks a contract and everything around it; throws DelegationRefused before anything starts.
+   * A workflow phase names its agent itself (`phaseAgent`): the workflow, not the model, chose
+   * it, so routing, the allowlist and the delegation limits do not apply; total runs still do.
+   */
+  function admit(place: ParentPlace, input: ContractInput, taskId: string, phaseAgent?: AgentProfile): ChildRecord {
     const { multiAgent } = deps.config;
     const ceilings = campaignCeilings(deps.config, place.workDepth);
     const depth = place.depth + 1;
-    if (depth > ceilings.delegationDepth) {
+    if (!phaseAgent && depth > ceilings.delegationDepth) {
       throw new DelegationRefused(`delegation depth exhausted: a child here would be at depth ${depth}, the limit is ${ceilings.delegationDepth} (work depth ${place.workDepth}, multiAgent.maxDepth ${multiAgent.maxDepth})`);
     }
     const started = startedByParent.get(place.runId) ?? 0;
     const limit = childCeiling(place.agent, multiAgent);
-    if (started >= limit) throw new DelegationRefused(`agent ${place.agent.name} may start at most ${limit} children in one run (maxChildren / multiAgent.maxChildrenPerAgent); it started ${started}`);
+    if (!phaseAgent && started >= limit) throw new DelegationRefused(`agent ${place.agent.name} may start at most ${limit} children in one run (maxChildren / multiAgent.maxChildrenPerAgent); it started ${started}`);
     const used = usedByCampaign.get(place.campaign) ?? new Map<string, number>();
-    const route = chooseProfile({ requested: input.agent, deliverable: input.deliverable!, parent: place.agent, agents: deps.config.agents, used });
+    const route = phaseAgent ? { ok: true as const, agent: phaseAgent } : chooseProfile({ requested: input.agent, deliverable: input.deliverable!, parent: place.agent, agents: deps.config.agents, used });
     if (!route.ok) throw new DelegationRefused(route.error);
     const agent = route.agent;
     const scope = childScope(input.scope?.paths, place.scope);
@@ -109,7 +113,8 @@ export function createDelegationCoordinator(deps: CoordinatorDeps): DelegationCo
       ...(input.context ? { context: input.context } : {}),
       ...(input.artifactRefs ? { artifactRefs: input.artifactRefs } : {}),
     };
-    const permissionMode = childPermission(agent, place.permissionMode, deps.config.permissionMode);
+    // A workflow phase without a mode of its own runs at the coordinator's (the user's flag or default).
+    const permissionMode = childPermission(agent, place.permissionMode, phaseAgent ? place.permissionMode : deps.config.permissionMode);
     const record: ChildRecord = {
       runId: newRunId(new Date()),
       taskId,
@@ -149,7 +154,7 @@ export function createDelegationCoordinator(deps: CoordinatorDeps): DelegationCo
     record.delivered = false;
     record.parent = place;
     // Authority only narrows: a follow-up never has more than the run that sends it allows.
-    record.permissionMode = mostRestrictive(record.permissionMode, childPermission(record.agent, place.permissionMode, deps.config.permissionMode));
+    record.permissionMode = mostRestrictive(record.permissionMode, childPermission(record.agent, place.permissionMode, record.phase ? place.permissionMode : deps.config.permissionMode));
     record.workDepth = shallower(record.workDepth, place.workDepth);
     place.emit({
       type: "agent.spawned",
@@ -215,8 +220,14 @@ export function createDelegationCoordinator(deps: CoordinatorDeps): DelegationCo
     );
   }
 
-  async function spawnOne(place: ParentPlace, input: ContractInput, options: { taskId: string; background: boolean; callId: string; dependencies?: DependencyResult[] }): Promise<ChildRecord> {
-    const record = admit(place, input, options.taskId);
+  async function spawnOne(
+    place: ParentPlace,
+    input: ContractInput,
+    options: { taskId: string; background: boolean; callId: string; dependencies?: DependencyResult[]; phase?: { agent: AgentProfile; modelOverride?: string } },
+  ): Promise<ChildRecord> {
+    const record = admit(place, input, options.taskId, options.phase?.agent);
+    if (options.phase) record.phase = true;
+    if (options.phase?.modelOverride !== undefined) record.modelOverride = options.phase.modelOverride;
     const mode = contextModeOf(input.contextMode, deps.config.multiAgent.defaultContext);
     const context = parentContext(place.history(), mode, deps.redactor);
     const prompt = taskPrompt(record.contract, {
@@ -372,6 +383,24 @@ export function createDelegationCoordinator(deps: CoordinatorDeps): DelegationCo
       const isRoot = place.depth === 0;
       return {
         delegation: (call, signal) => handle(place, call, signal),
+        async phase(spec, signal) {
+          const input: ContractInput = { taskName: spec.id, goal: spec.goal, deliverable: spec.deliverable, acceptanceCriteria: spec.acceptanceCriteria, contextMode: "none" };
+          const record = await spawnOne(place, input, {
+            taskId: spec.id,
+            background: true,
+            callId: `workflow-${spec.id}`,
+            ...(spec.dependencies.length > 0 ? { dependencies: spec.dependencies } : {}),
+            phase: { agent: spec.agent, ...(spec.modelOverride !== undefined ? { modelOverride: spec.modelOverride } : {}) },
+          });
+          const settled = async () => {
+            await waitFor(place, record.done, signal);
+            if (signal.aborted) record.cancel();
+            const result = await record.done;
+            record.delivered = true;
+            return { childRunId: record.runId, result: reply(record, result, place), stopReason: record.stopReason ?? null };
+          };
+          return settled();
+        },
         pendingInput(): Message[] {
           const ready = [...children.values()].filter((r) => r.parent.runId === place.runId && r.result && !r.delivered && r.status !== "queued" && r.status !== "running");
           if (isRoot) ready.push(...carried.splice(0).filter((r) => !r.delivered));

@@ -1,5 +1,5 @@
 import type { AgentProfile, EffectiveConfig, PermissionMode, WorkDepth, WorkspaceMode } from "../../config/schema.ts";
-import type { EventBody } from "../../protocol/events.ts";
+import type { EventBody, StopReason } from "../../protocol/events.ts";
 import type { Message } from "../../protocol/messages.ts";
 import type { ApprovalBroker } from "../../policy/approvals.ts";
 import type { Redactor } from "../../security/redact.ts";
@@ -11,7 +11,8 @@ import type { Env } from "../../util/env.ts";
 import type { EventListener } from "../emitter.ts";
 import type { Campaign } from "../run-context.ts";
 import type { SessionSurface } from "../../store/store.ts";
-import type { PathScope, TaskContract } from "./contract.ts";
+import type { DependencyResult, PathScope, TaskContract } from "./contract.ts";
+import type { Deliverable } from "../../config/schema.ts";
 import type { AgentResult } from "./result.ts";
 import type { Lease } from "./slots.ts";
 import type { ChildWorkspace } from "./workspaces.ts";
@@ -44,9 +45,23 @@ export type ParentPlace = {
   leases: Lease[];
 };
 
+/** One phase of a workflow, as its coordinator run starts it. */
+export type PhaseSpec = {
+  id: string;
+  agent: AgentProfile;
+  goal: string;
+  deliverable: Deliverable;
+  acceptanceCriteria: string[];
+  dependencies: DependencyResult[];
+  /** `--model`: every phase runs it instead of its agent's model. */
+  modelOverride?: string;
+};
+
 /** The delegation a run gets: the tool capability, completions to inject, and its end. */
 export type RunDelegation = {
   delegation: Delegation;
+  /** Runs one workflow phase as a child and waits for it (the workflow chose its agent). */
+  phase(spec: PhaseSpec, signal: AbortSignal): Promise<{ childRunId: string; result: AgentResult & { childRunId: string; taskId: string; agent: string }; stopReason: StopReason | null }>;
   /** Completions of background children not yet seen by the model, as user messages. */
   pendingInput(): Message[];
   /** The parent run ends: its unfinished children are cancelled (cancelChildrenWithParent) and awaited. */
@@ -125,4 +140,10 @@ export type ChildRecord = {
   handedArtifacts: ReadonlySet<string>;
   /** A child rebuilt from the store after a restart. */
   rehydrated: boolean;
+  /** A workflow phase under `--model`: the alias it runs instead of its profile's. */
+  modelOverride?: string;
+  /** A workflow phase: the workflow chose its agent; without a mode of its own it runs at its coordinator's. */
+  phase?: boolean;
+  /** Why its last turn's run stopped early (a limit, cancellation), when it did. */
+  stopReason?: StopReason | null;
 };

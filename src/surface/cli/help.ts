@@ -27,7 +27,8 @@ Runs one task with the default agent and prints the answer. Without a task
 argument the task is read from standard input.
 
 Options:
-  -m, --model <alias>             use this model alias instead of the agent's
+  -w, --workflow <name>           run a configured workflow: each phase on its own agent
+  -m, --model <alias>             use this model alias instead of the agent's (every phase's)
       --cwd <dir>                 workspace directory (default: current directory)
       --add-dir <dir>             allow another directory (repeatable)
       --permission-mode <mode>    read-only, ask, accept-edits or full-access

@@ -12,6 +12,7 @@ import { RUN_OPTION_SPECS, resolveRunOptions } from "./run-options.ts";
 const RUN_OPTIONS = {
   ...RUN_OPTION_SPECS,
   json: { type: "boolean" },
+  workflow: { type: "string", short: "w" },
   resume: { type: "string" },
   "resume-run": { type: "string" },
 } as const;
@@ -35,6 +36,10 @@ export async function runCommand(io: CliIo): Promise<number> {
   if (resume !== undefined && resumeRun !== undefined) {
     throw new UsageError("--resume and --resume-run cannot be combined: the first starts a new run in a saved session, the second continues an interrupted run", { command: "run" });
   }
+  const workflow = stringFlag(values.workflow);
+  if (workflow !== undefined && (resume !== undefined || resumeRun !== undefined)) {
+    throw new UsageError(`--workflow cannot be combined with ${resume !== undefined ? "--resume" : "--resume-run"}: a resumed session keeps its own orchestration`, { command: "run" });
+  }
   if (resumeRun !== undefined && extraDirs.length > 0) {
     throw new UsageError("--resume-run keeps the run's roots; --add-dir cannot widen them", { command: "run" });
   }
@@ -45,7 +50,7 @@ export async function runCommand(io: CliIo): Promise<number> {
     );
     // Events arrive redacted by the session service; the printer only renders them.
     const print = values.json ? (event: RuntimeEvent) => io.stdout(`${JSON.stringify(event)}\n`) : createHumanPrinter(io.stdout, io.stderr);
-    const run = session.send(task, { listeners: [print] });
+    const run = session.send(task, { listeners: [print], ...(workflow !== undefined ? { workflow } : {}) });
     io.onInterrupt(() => run.cancel());
     const outcome = await run.done;
     if (outcome.persistWarning) io.stderr(`zero: ${outcome.persistWarning}\n`);

@@ -42,7 +42,15 @@ export function hostEventFor(event: RuntimeEvent): { type: string; payload: Reco
     case "tool.completed":
       return { type: "TOOL_RESULT", payload: { id: event.callId, status: event.status, output: event.output, truncated: event.truncated } };
     case "usage.updated":
-      return { type: "USAGE", payload: { prompt_tokens: event.usage.inputTokens, completion_tokens: event.usage.outputTokens, total_tokens: event.usage.totalTokens } };
+      return {
+        type: "USAGE",
+        payload: {
+          prompt_tokens: event.usage.inputTokens,
+          completion_tokens: event.usage.outputTokens,
+          total_tokens: event.usage.totalTokens,
+          ...(event.costUsd !== undefined ? { cost_usd: event.costUsd } : {}),
+        },
+      };
     default:
       return undefined;
   }

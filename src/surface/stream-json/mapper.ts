@@ -141,7 +141,13 @@ export function createStreamJsonMapper(redactor: Redactor = IDENTITY) {
         case "usage.updated":
           return out([
             ...flushStreams(),
-            { type: "usage", promptTokens: event.usage.inputTokens, completionTokens: event.usage.outputTokens, totalTokens: event.usage.totalTokens },
+            {
+              type: "usage",
+              promptTokens: event.usage.inputTokens,
+              completionTokens: event.usage.outputTokens,
+              totalTokens: event.usage.totalTokens,
+              ...(event.costUsd !== undefined ? { costUsd: event.costUsd } : {}),
+            },
           ]);
         case "guard.triggered":
           guard = event.message;
