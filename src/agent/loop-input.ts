@@ -56,7 +56,15 @@ export type LoopHooks = {
   afterToolCall?(call: HookedCall, result: ToolResult): Promise<void> | void;
   /** User messages queued while the run was busy; taken before each model step. */
   pendingInput?(): Message[];
+  /**
+   * The model answered without calling tools: may the run finish? (Work-depth gates: after
+   * observed changes, verification and an approving review first.) `continueWith` refuses, with
+   * what the model is told; `stop` ends the run by a limit.
+   */
+  beforeFinish?(signal: AbortSignal): Promise<FinishVerdict>;
 };
+
+export type FinishVerdict = { finish: true } | { continueWith: Message[] } | { stop: string };
 
 /** What tools may use besides the roots: the environment, the artifact store, the redactor, the network. */
 export type ToolServices = {

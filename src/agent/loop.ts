@@ -154,7 +154,20 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
     // Stored before any tool runs: a crash mid-call leaves the call on record.
     if (outcome.toolCalls.length > 0) input.onHistory?.(history);
     input.emit({ type: "step.completed", step, finishReason: outcome.finishReason, toolCalls: outcome.toolCalls.length });
-    if (outcome.toolCalls.length === 0) return finish("completed", null);
+    if (outcome.toolCalls.length === 0) {
+      // A finish may be refused (work-depth gates): what is missing joins the history as user input.
+      const verdict = (await input.hooks?.beforeFinish?.(input.signal)) ?? { finish: true as const };
+      if ("stop" in verdict) {
+        input.emit({ type: "guard.triggered", guard: "gates", message: verdict.stop });
+        return finish("limit", "gates");
+      }
+      if ("continueWith" in verdict && !input.signal.aborted) {
+        history.push(...verdict.continueWith);
+        input.onCheckpoint?.({ history, usage, steps, toolCalls: guards.toolCalls, ...(input.pricing ? { costMicroUsd: costMicro } : {}) });
+        continue;
+      }
+      return finish("completed", null);
+    }
 
     // Admission runs in call order (guards, policy, approvals). Read-only calls
     // then run side by side; a mutating call waits for them and runs alone.

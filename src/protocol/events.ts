@@ -60,6 +60,8 @@ export const stopReasonSchema = z.enum([
   "max_tokens",
   /** The campaign's cost cap (limits.maxCostUsd). */
   "max_cost",
+  /** Work-depth gates (pro/ultra) still unmet after the preset's repair rounds. */
+  "gates",
   "repetition",
   "deadline",
   "cancelled",
@@ -215,7 +217,7 @@ export const toolCompletedSchema = z.object({
 export const guardTriggeredSchema = z.object({
   ...base,
   type: z.literal("guard.triggered"),
-  guard: z.enum(["max_steps", "max_tool_calls", "max_tokens", "max_cost", "repetition", "deadline"]),
+  guard: z.enum(["max_steps", "max_tool_calls", "max_tokens", "max_cost", "gates", "repetition", "deadline"]),
   message: z.string(),
 });
 

@@ -6,6 +6,7 @@ import { campaignCeilings } from "../config/work-depth.ts";
 import type { Message } from "../protocol/messages.ts";
 import { mostRestrictive } from "../policy/rules.ts";
 import type { RunRequest } from "./run.ts";
+import type { Gates } from "./gates.ts";
 import { SECRET_ENV_NAME } from "../security/redact-rules.ts";
 import type { Env } from "../util/env.ts";
 import { UsageError } from "../util/errors.ts";
@@ -132,5 +133,21 @@ export function coordinatorRunner(name: string): ModelRunner {
   return {
     identity: { alias: "workflow", provider: "workflow", model: name },
     step: () => Promise.reject(new Error("a workflow coordinator makes no model calls")),
+  };
+}
+
+/** The hooks plus the work-depth gates: they see the root's tool results and decide its finish. */
+export function withGates(hooks: LoopHooks | undefined, gates: Gates | undefined): LoopHooks | undefined {
+  if (!gates) return hooks;
+  return {
+    ...hooks,
+    async afterToolCall(call, result) {
+      gates.afterToolCall(call, result);
+      await hooks?.afterToolCall?.(call, result);
+    },
+    async beforeFinish(signal) {
+      const own = (await hooks?.beforeFinish?.(signal)) ?? { finish: true };
+      return "finish" in own ? gates.beforeFinish(signal) : own;
+    },
   };
 }

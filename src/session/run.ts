@@ -15,7 +15,7 @@ import { workspaceStateDir } from "../store/state.ts";
 import type { RunRow, Store } from "../store/store.ts";
 import type { LoopHooks } from "../agent/loop-input.ts";
 import { createModelRunner, type ModelRunner } from "../llm/step.ts";
-import { emptyUsage, exitCodeFor, type RuntimeEvent, type StopReason, type Usage } from "../protocol/events.ts";
+import { exitCodeFor, type RuntimeEvent, type StopReason, type Usage } from "../protocol/events.ts";
 import { newRunId } from "../protocol/ids.ts";
 import { userMessage, type Message } from "../protocol/messages.ts";
 import type { ApprovalBroker } from "../policy/approvals.ts";
@@ -27,9 +27,10 @@ import { runLoop, type LoopResult } from "../agent/loop.ts";
 import { assembleSystemPrompt } from "../agent/prompt.ts";
 import type { Env } from "../util/env.ts";
 import { UsageError, errorMessage } from "../util/errors.ts";
-import { configuredFiles, coordinatorRunner, pickAgent, pickModel, pickWorkflow, runPermission, runTimeout, withPendingInput, workflowProfile } from "./run-inputs.ts";
-import { runWorkflow } from "./workflow-run.ts";
+import { configuredFiles, coordinatorRunner, pickAgent, pickModel, pickWorkflow, runPermission, runTimeout, withGates, withPendingInput, workflowProfile } from "./run-inputs.ts";
+import { runWorkflow, workflowLoopResult } from "./workflow-run.ts";
 import { campaignCeilings, runCeilings } from "../config/work-depth.ts";
+import { gatesFor } from "./gates.ts";
 import { microToUsd } from "../agent/cost.ts";
 import { createTodoTool } from "../tool/todo.ts";
 import type { PlanItem } from "../tool/define.ts";
@@ -333,7 +334,12 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
           leases: child?.leases ?? [],
         })
       : undefined;
-    const hooks = withPendingInput(execution.hooks, delegation?.pendingInput);
+    // pro/ultra: a root run that changed the workspace finishes only verified and approved.
+    const gates =
+      !request.parent && !workflow && delegation
+        ? gatesFor(workDepth, { config, root: agent, workspace: roots.workspace, env: request.env, task: request.task, delegation, say: (line) => emit({ type: "message.delta", step: 1, text: `\n${line}\n` }) })
+        : undefined;
+    const hooks = withGates(withPendingInput(execution.hooks, delegation?.pendingInput), gates);
     /** A workflow coordinator's "loop": its phases, run as children; it makes no model calls itself. */
     const coordinate = async (wf: { name: string; steps: WorkflowStep[] }, messages: Message[]): Promise<LoopResult> => {
       const outcome = await runWorkflow({
@@ -347,14 +353,7 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
         signal: controller.signal,
         emit,
       });
-      if (outcome.status === "cancelled") {
-        const reason: StopReason = abortReason === "deadline" ? "deadline" : "cancelled";
-        return { status: reason === "deadline" ? "limit" : "cancelled", reason, text: outcome.text, usage: emptyUsage(), steps: 0, toolCalls: 0, history: outcome.history };
-      }
-      // A phase stopped by the campaign's budget stops the workflow by a limit (exit 4), not a failure.
-      const budget = outcome.status === "failed" ? outcome.budgetStop : undefined;
-      if (budget) emit({ type: "guard.triggered", guard: budget, message: `a phase was stopped by the campaign's ${budget === "max_cost" ? "cost (limits.maxCostUsd)" : "token (limits.maxCampaignTokens)"} budget` });
-      return { status: budget ? "limit" : outcome.status, reason: budget ?? null, text: outcome.text, usage: emptyUsage(), steps: 0, toolCalls: 0, history: outcome.history };
+      return workflowLoopResult(outcome, () => abortReason, emit);
     };
     try {
       emit({

@@ -7,7 +7,8 @@
  * complete is retried up to its step's `maxRetries`, then its dependants are skipped with the reason.
  */
 import type { AgentProfile, Deliverable, EffectiveConfig, WorkflowStep } from "../config/schema.ts";
-import type { EventBody, RunStatus } from "../protocol/events.ts";
+import { emptyUsage, type EventBody, type RunStatus, type StopReason } from "../protocol/events.ts";
+import type { LoopResult } from "../agent/loop.ts";
 import type { Message } from "../protocol/messages.ts";
 import type { DependencyResult } from "./delegation/contract.ts";
 import type { AgentResult } from "./delegation/result.ts";
@@ -127,3 +128,15 @@ function firstLine(text: string): string {
   return line.length > 200 ? `${line.slice(0, 200)}…` : line;
 }
 
+
+/** A workflow's outcome as its coordinator run ends: cancelled, past its deadline, stopped by the campaign's budget (exit 4), or as its phases ended. */
+export function workflowLoopResult(outcome: WorkflowOutcome, abortReason: () => StopReason, emit: (body: EventBody) => void): LoopResult {
+  const base = { text: outcome.text, usage: emptyUsage(), steps: 0, toolCalls: 0, history: outcome.history };
+  if (outcome.status === "cancelled") {
+    const reason: StopReason = abortReason() === "deadline" ? "deadline" : "cancelled";
+    return { ...base, status: reason === "deadline" ? "limit" : "cancelled", reason };
+  }
+  const budget = outcome.status === "failed" ? outcome.budgetStop : undefined;
+  if (budget) emit({ type: "guard.triggered", guard: budget, message: `a phase was stopped by the campaign's ${budget === "max_cost" ? "cost (limits.maxCostUsd)" : "token (limits.maxCampaignTokens)"} budget` });
+  return { ...base, status: budget ? "limit" : outcome.status, reason: budget ?? null };
+}

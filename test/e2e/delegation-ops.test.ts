@@ -211,12 +211,19 @@ test("SIGINT during a background child cancels it and kills its command", async 
   expect(events.at(-1)).toMatchObject({ type: "run.completed", runId: events[0]!.runId, status: "cancelled" });
 });
 
-test("medium depth runs at most 3 children at once and refuses a 6th child (the 7th run)", async () => {
+test("medium depth runs at most 3 children at once; ordinary fan-out leaves the 6th run to a review (WD-11)", async () => {
   sandbox.writeUserConfig(fakeConfig(fake.url));
-  const names = ["c1", "c2", "c3", "c4", "c5", "c6"];
+  // 6 runs at medium: the root, four analyses, and one held back for a review: the fifth analysis is refused.
+  const names = ["c1", "c2", "c3", "c4", "c5", "r1"];
   const turns: Record<string, Array<FakeTurn | ((req: RecordedRequest) => FakeTurn)>> = {
     root: [
-      { toolCalls: names.map((name) => ({ name: "delegate", id: name, args: { operation: "spawn", taskName: name, goal: `Carry out ${name}`, deliverable: "analysis", acceptanceCriteria: ["Report"], background: true } })) },
+      {
+        toolCalls: names.map((name) => ({
+          name: "delegate",
+          id: name,
+          args: { operation: "spawn", taskName: name, goal: `Carry out ${name}`, deliverable: name === "r1" ? "review" : "analysis", acceptanceCriteria: ["Report"], background: true },
+        })),
+      },
       (req) => {
         const ids = Object.values(toolResults(req)).flatMap((text) => (text.startsWith("{") ? [parse(text).childRunId] : []));
         return delegate("w1", { operation: "wait", runIds: ids, timeoutMs: 20_000 });
@@ -224,15 +231,15 @@ test("medium depth runs at most 3 children at once and refuses a 6th child (the 
       { text: "ok" },
     ],
   };
-  for (const name of names) turns[name] = [slowText(`done ${name}`, 4, 150)];
+  for (const name of names) turns[name] = [name === "r1" ? { text: '{"summary": "fine", "verdict": "approve"}', chunkDelayMs: 150 } : slowText(`done ${name}`, 4, 150)];
   scriptBySender(fake, turns);
   const result = await runZero(["run", "--json", "fan out"], { sandbox });
   expect(result.code).toBe(0);
-  const answers = Object.values(toolResults(requestsOf(fake, "root")[1]!));
-  expect(answers.filter((text) => text.includes("run budget spent"))).toHaveLength(1);
+  const answers = toolResults(requestsOf(fake, "root")[1]!);
+  expect(answers.c5).toContain("1 reserved for a review");
   const waited = parse(toolResults(requestsOf(fake, "root")[2]!).w1);
   expect(waited.completed.map((r: any) => r.status)).toEqual(Array(5).fill("completed"));
-  expect(names.filter((name) => requestsOf(fake, name).length > 0)).toHaveLength(5);
+  expect(names.filter((name) => requestsOf(fake, name).length > 0)).toEqual(["c1", "c2", "c3", "c4", "r1"]);
 
   // Replay the children's lifecycle from the event stream: never more than 3 at once, and 3 really did overlap.
   let running = 0;

@@ -171,7 +171,8 @@ test("least-used routing alternates between eligible profiles; a reviewer that c
 });
 
 test("context modes decide how much of the parent the child sees; explicit context always arrives", async () => {
-  sandbox.writeUserConfig(fakeConfig(fake.url, "chat", { multiAgent: { defaultContext: "none" } }));
+  // pro: room for five analyses (medium holds its sixth run back for a review).
+  sandbox.writeUserConfig(fakeConfig(fake.url, "chat", { workDepth: "pro", multiAgent: { defaultContext: "none" } }));
   const modes: Record<string, unknown> = { "ctx-none": "none", "ctx-summary": "summary", "ctx-recent": { type: "recent", turns: 2 }, "ctx-full": "full", "ctx-default": undefined };
   const turns: Record<string, Turn[]> = {
     root: [

@@ -3,7 +3,7 @@
  * the life of the service), the admission gates of each campaign, and the completions waiting
  * for a parent's next step. Runs get a `RunDelegation` bound to their place in the run tree.
  */
-import { campaignCeilings, childCeiling } from "../../config/work-depth.ts";
+import { campaignCeilings, childCeiling, WORK_DEPTH_PRESETS } from "../../config/work-depth.ts";
 import { newRunId, newSessionId } from "../../protocol/ids.ts";
 import { userMessage, type Message } from "../../protocol/messages.ts";
 import type { DelegateCall } from "../../tool/define.ts";
@@ -16,13 +16,21 @@ import { rehydrateChild } from "./rehydrate.ts";
 import { runSchedule } from "./schedule-run.ts";
 import { createGate, lendAll, type Gate } from "./slots.ts";
 import type { ChildRecord, CoordinatorDeps, DelegationProvider, ParentPlace, RunDelegation } from "./types.ts";
-import type { AgentProfile, WorkDepth } from "../../config/schema.ts";
+import type { AgentProfile, Deliverable, WorkDepth } from "../../config/schema.ts";
 import type { Campaign } from "../run-context.ts";
 import { DEFAULT_WAIT_MS, type ScheduleTaskInput } from "../../tool/delegate.ts";
 import { DelegationRefusedError as DelegationRefused } from "./refused.ts";
 import { ARTIFACT_REFERENCE_IN_TEXT } from "../../store/artifacts.ts";
 
 const shaOf = (ref: string) => ref.slice("artifact://".length);
+
+/** Runs held back from ordinary fan-out: one for a review; at depths with gates, one for verification too. */
+function reservedRuns(depth: WorkDepth, deliverable: Deliverable): number {
+  const gated = WORK_DEPTH_PRESETS[depth].gates.length > 0;
+  if (deliverable === "review") return 0;
+  if (deliverable === "test_result") return gated ? 1 : 0;
+  return gated ? 2 : 1;
+}
 const DEPTH_ORDER: readonly WorkDepth[] = ["flash", "medium", "pro", "ultra"];
 const shallower = (a: WorkDepth, b: WorkDepth): WorkDepth => (DEPTH_ORDER.indexOf(a) <= DEPTH_ORDER.indexOf(b) ? a : b);
 /** Finished children kept in memory per session for `send`/`inspect`; older ones are dropped (shared ones can be rebuilt from the store). */
@@ -96,6 +104,13 @@ export function createDelegationCoordinator(deps: CoordinatorDeps): DelegationCo
     if (!scope.ok) throw new DelegationRefused(scope.error);
     for (const ref of input.artifactRefs ?? []) {
       if (!place.knownArtifacts.has(shaOf(ref))) throw new DelegationRefused(`artifact ${ref} is not one this run has been given; a child can only receive references you hold`);
+    }
+    // Review capacity is reserved: ordinary fan-out cannot take the runs a review (and, where
+    // the depth has gates, a verification) will need.
+    const reserve = phaseAgent ? 0 : reservedRuns(place.workDepth, input.deliverable!);
+    const { runs } = place.campaign.limits;
+    if (reserve > 0 && runs !== null && place.campaign.spent.runs + 1 > runs - reserve) {
+      throw new DelegationRefused(`run budget: ${runs - place.campaign.spent.runs} of ${runs} runs left, ${reserve} reserved for ${reserve > 1 ? "the verification and review gates" : "a review"} (work depth ${place.workDepth})`);
     }
     // Total runs counts the root, every child, retry and resumed child: checked last, so a refused call spends nothing.
     const admitted = place.campaign.admitRun();
