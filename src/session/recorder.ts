@@ -22,6 +22,8 @@ export type CheckpointMeta = {
   toolCalls: number;
   /** What the run's model calls cost so far (priced models): a resumed run keeps counting from it. */
   costMicroUsd?: number;
+  /** A root run: what its whole campaign (children included) has spent, restored by --resume-run. */
+  campaign?: { runs: number; tokens: number; costMicroUsd: number };
 };
 
 export type RunRecorder = {

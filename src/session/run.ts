@@ -270,7 +270,13 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
         {
           runs: 1,
           ...(continuation?.kind === "run"
-            ? { steps: continuation.meta.steps, toolCalls: continuation.meta.toolCalls, tokens: continuation.meta.usage.totalTokens, costMicroUsd: continuation.meta.costMicroUsd ?? 0 }
+            ? {
+                steps: continuation.meta.steps,
+                toolCalls: continuation.meta.toolCalls,
+                tokens: continuation.meta.campaign?.tokens ?? continuation.meta.usage.totalTokens,
+                costMicroUsd: continuation.meta.campaign?.costMicroUsd ?? continuation.meta.costMicroUsd ?? 0,
+                runs: Math.max(1, continuation.meta.campaign?.runs ?? 1),
+              }
             : {}),
         },
       );
@@ -287,6 +293,8 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
       steps: snapshot.steps,
       toolCalls: snapshot.toolCalls,
       ...(snapshot.costMicroUsd !== undefined ? { costMicroUsd: snapshot.costMicroUsd } : {}),
+      // A root keeps its whole campaign's spending: a resumed run never renews the campaign's authority.
+      ...(request.parent ? {} : { campaign: { runs: campaign.spent.runs, tokens: campaign.spent.tokens, costMicroUsd: campaign.spent.costMicroUsd } }),
       ...(child ? { child: child.meta() } : {}),
     });
     // Measured now, not when prepared: the turn may have waited for its session. A deadline
@@ -454,7 +462,14 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
               },
             }),
       });
-      recorder?.finish({ status: result.status, reason: result.reason, usage: { ...result.usage }, steps: result.steps, toolCalls: result.toolCalls });
+      recorder?.finish({
+        status: result.status,
+        reason: result.reason,
+        // The run row keeps its cost too (priced models), so listings can sum a session's spending.
+        usage: { ...result.usage, ...(result.costMicroUsd !== undefined ? { costMicroUsd: result.costMicroUsd } : {}) },
+        steps: result.steps,
+        toolCalls: result.toolCalls,
+      });
       const persistWarning = recorder?.failure();
       return { runId, sessionId, status: result.status, reason: result.reason, exitCode, text: result.text, history: result.history, ...(persistWarning ? { persistWarning } : {}) };
     } catch (error) {

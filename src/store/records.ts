@@ -25,6 +25,9 @@ export type SessionRow = {
   status: string;
   /** Set for a delegated child's conversation: the session whose run started it. */
   parentSessionId?: string | null;
+  /** Listings only: tokens its runs (children included) used, and their cost in micro-USD (null: none priced). */
+  tokens?: number;
+  costMicroUsd?: number | null;
 };
 
 export type RunRow = {
@@ -66,6 +69,12 @@ export type Checkpoint = {
   /** What is needed to continue: mode, agent, model identity, work depth, permission mode, budgets, usage, deadline… */
   meta: Record<string, unknown>;
 };
+
+/** What a session's runs spent, its children's included (their rows hang below the session's root runs). */
+export const SESSION_SPENDING_COLUMNS = `(SELECT coalesce(sum(json_extract(r.usage, '$.totalTokens')), 0) FROM runs r
+    WHERE r.session_id = s.id OR r.root_id IN (SELECT id FROM runs WHERE session_id = s.id AND parent_id IS NULL)) AS tokens,
+  (SELECT sum(json_extract(r.usage, '$.costMicroUsd')) FROM runs r
+    WHERE r.session_id = s.id OR r.root_id IN (SELECT id FROM runs WHERE session_id = s.id AND parent_id IS NULL)) AS costMicroUsd`;
 
 /** A session row's columns; `parentColumn` false for a schema older than child conversations (migration tests). */
 export function sessionColumns(parentColumn: boolean): string {

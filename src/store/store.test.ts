@@ -64,11 +64,18 @@ describe("sessions", () => {
       updatedAt: "2025-01-06T00:02:00.000Z", // creating a run is activity
       status: "running",
       parentSessionId: null,
+      // What its runs spent: the child run r3 (rootId r2) included; no cost without priced usage.
+      tokens: 0,
+      costMicroUsd: null,
     });
     // A delegated child's conversation belongs to its parent session: never listed on its own.
     store.createSession({ id: "s-child", surface: "cli", workspace: W, title: "explore: find", createdAt: "2025-01-07T00:00:00.000Z", parentSessionId: "s-new" });
     expect(store.listSessions({ workspace: W }).map((row) => row.id)).not.toContain("s-child");
     expect(store.getSession("s-child")?.parentSessionId).toBe("s-new");
+    // What the session spent includes its children's runs, recorded in their own conversation.
+    store.updateRun("r1", { usage: { totalTokens: 100, costMicroUsd: 5 } });
+    store.createRun(runRow({ id: "r4", sessionId: "s-child", rootId: "r2", parentId: "r2", depth: 1, status: "completed", usage: { totalTokens: 50, costMicroUsd: 7 }, startedAt: "2025-01-07T00:00:01.000Z" }));
+    expect(store.listSessions({ workspace: W }).find((row) => row.id === "s-new")).toMatchObject({ tokens: 150, costMicroUsd: 12 });
     store.updateRun("r2", { status: "cancelled", endedAt: "2025-01-06T00:03:00.000Z" });
     expect(store.getSession("s-new")).toMatchObject({ status: "cancelled", updatedAt: "2025-01-06T00:03:00.000Z" });
     expect(store.getSession("nope")).toBeUndefined();

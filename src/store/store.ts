@@ -16,6 +16,7 @@ import {
   runFromRecord,
   runParams,
   sessionColumns,
+  SESSION_SPENDING_COLUMNS,
   type Checkpoint,
   type RunPatch,
   type RunRecord,
@@ -137,7 +138,7 @@ function prepareStatements(db: Database) {
     getSession: q<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.id = :id`),
     // Children's conversations belong to their parent session: never listed on their own.
     listSessions: q<SessionRow>(
-      `SELECT ${SESSION_COLUMNS} FROM sessions s
+      `SELECT ${SESSION_COLUMNS}, ${SESSION_SPENDING_COLUMNS} FROM sessions s
        WHERE s.workspace = :workspace AND (:surface IS NULL OR s.surface = :surface)${childSessions ? " AND s.parent_session_id IS NULL" : ""}
        ORDER BY s.updated_at DESC, s.created_at DESC, s.id DESC LIMIT :limit`,
     ),

@@ -39,7 +39,8 @@ test("--resume latest continues the newest session with its exact history", asyn
   const sessions = await runZero(["sessions"], { sandbox });
   const lines = sessions.stdout.trim().split("\n");
   expect(lines).toHaveLength(1); // the resumed run belongs to the same session
-  expect(lines[0]).toMatch(/^zero_\d{14}_[0-9a-z]+ {2}\d{4}-\d\d-\d\d \d\d:\d\d {2}completed +remember the number 42$/);
+  // id, time, status, tokens of both runs (the fake reports 15 per step), title.
+  expect(lines[0]).toMatch(/^zero_\d{14}_[0-9a-z]+ {2}\d{4}-\d\d-\d\d \d\d:\d\d {2}completed {4}30 tok +remember the number 42$/);
 });
 
 test("zero sessions lists each session, newest first", async () => {

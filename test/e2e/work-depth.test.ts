@@ -4,9 +4,10 @@
  * deadline is the campaign's duration at that depth.
  */
 import { expect, test } from "bun:test";
-import type { FakeProvider, FakeTurn } from "../support/fake-provider.ts";
+import type { FakeProvider, FakeTurn, RecordedRequest } from "../support/fake-provider.ts";
 import { useFakeProviderAndSandbox } from "../support/e2e-hooks.ts";
-import { fakeConfig, jsonLines, runZero, type Sandbox } from "../support/cli.ts";
+import { fakeConfig, jsonLines, runZero, spawnZero, type Sandbox } from "../support/cli.ts";
+import { senderOf } from "../support/delegation.ts";
 
 let fake: FakeProvider;
 let sandbox: Sandbox;
@@ -43,3 +44,27 @@ test("a profile's own lower ceiling wins over the preset (maxSteps 5 at ultra)",
   expect(fake.requests).toHaveLength(5);
   expect(jsonLines(result.stdout)[0]).toMatchObject({ workDepth: "ultra", budgets: { maxSteps: 5, maxToolCalls: 500 } });
 }, 60_000);
+
+test("a resumed run keeps its campaign: the children it started and their tokens still count, the deadline stays (WD-12)", async () => {
+  sandbox.writeUserConfig(fakeConfig(fake.url, "chat", { limits: { runTimeoutMs: 600_000 } }));
+  const child = (req: RecordedRequest) => senderOf(req) !== "root";
+  fake.script([
+    { toolCalls: [{ name: "delegate", id: "d1", args: { operation: "spawn", taskName: "look", goal: "Look", deliverable: "analysis", acceptanceCriteria: ["Say it"] } }], usage: { input: 100, output: 10 } },
+    (req) => (child(req) ? { text: "looked", usage: { input: 1_000, output: 100 } } : { kind: "error", status: 400 }),
+    { text: ["partial ", "never finished"], stallAfterChunks: 1 },
+  ]);
+  const { proc, result } = spawnZero(["run", "--json", "long task"], { sandbox });
+  await fake.waitForRequests(3, 10_000);
+  await Bun.sleep(300);
+  proc.kill("SIGKILL");
+  const killed = jsonLines((await result).stdout);
+  const started = killed[0]!;
+
+  fake.script([{ text: "finished now", usage: { input: 50, output: 5 } }]);
+  const resumed = await runZero(["run", "--json", "--resume-run", "latest", "please continue"], { sandbox });
+  expect(resumed.code).toBe(0);
+  const events = jsonLines(resumed.stdout);
+  expect(events[0]).toMatchObject({ runId: started.runId, budgets: { deadline: started.budgets.deadline } });
+  // The campaign counts the root and its child (2 runs) and every token, the child's 1,100 included.
+  expect(events.at(-1)).toMatchObject({ type: "run.completed", campaign: { runs: 2, tokens: 110 + 1_100 + 55 } });
+});

@@ -50,9 +50,17 @@ export function sessionsCommand(io: CliIo): number {
     const sessions = store.listSessions({ workspace, surface: "cli" });
     if (sessions.length === 0) io.stderr("zero: no sessions in this workspace yet\n");
     // Titles and tasks are the user's (or a hostile repo's) text: shown with every control and invisible character escaped.
-    for (const session of sessions) io.stdout(`${session.id}  ${when(session.updatedAt)}  ${session.status.padEnd(11)}  ${sanitizeForTerminal(session.title)}\n`);
+    for (const session of sessions) {
+      io.stdout(`${session.id}  ${when(session.updatedAt)}  ${session.status.padEnd(11)}  ${spending(session).padEnd(20)}  ${sanitizeForTerminal(session.title)}\n`);
+    }
     return 0;
   } finally {
     store.close();
   }
+}
+
+/** Tokens (children included) and, when any model was priced, the cost: `12,345 tok  $0.0123`. */
+function spending(session: { tokens?: number; costMicroUsd?: number | null }): string {
+  const tokens = `${(session.tokens ?? 0).toLocaleString("en-US")} tok`;
+  return session.costMicroUsd == null ? tokens : `${tokens}  $${(session.costMicroUsd / 1_000_000).toFixed(4)}`;
 }
