@@ -9,7 +9,8 @@
 //    run alternately; wall time per process, the children's span and how many ran at once.
 // Every run must exit 0 with a completed root and completed children, or the bench stops.
 import { startFakeProvider, type FakeTurn, type RecordedRequest } from "../test/support/fake-provider.ts";
-import { fakeConfig, jsonLines, makeSandbox, spawnZero, type Sandbox } from "../test/support/cli.ts";
+import { fakeConfig, makeSandbox, spawnZero, type Sandbox } from "../test/support/cli.ts";
+import { checkedEvents } from "./checked-run.ts";
 import { median } from "./stats.ts";
 
 const RUNS = Math.max(1, Number(process.env.BENCH_DELEGATION_RUNS ?? 7));
@@ -51,14 +52,8 @@ async function runOnce(sandbox: Sandbox, fake: Fake, answer: Route, children: nu
   route = answer;
   const run = spawnZero(["run", "--json", "delegate the reading"], { sandbox, timeoutMs: 120_000 });
   const result = await run.result;
-  const fail = (why: string) => new Error(`broken run (${why}); exit ${result.code}\nstderr: ${result.stderr.slice(-2000)}\nstdout tail: ${result.stdout.slice(-2000)}`);
-  if (result.code !== 0) throw fail("non-zero exit");
-  let events: Array<Record<string, any>>;
-  try {
-    events = jsonLines(result.stdout);
-  } catch {
-    throw fail("stdout is not JSON lines");
-  }
+  const events = checkedEvents(result, "delegate the reading");
+  const fail = (why: string) => new Error(`broken delegation run: ${why}`);
   const rootId = events[0]?.runId;
   const rootDone = events.find((e) => e.type === "run.completed" && e.runId === rootId);
   if (rootDone?.status !== "completed") throw fail(`root ended ${rootDone?.status ?? "without run.completed"}`);

@@ -12,7 +12,8 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startFakeProvider, type FakeTurn, type RecordedRequest } from "../test/support/fake-provider.ts";
-import { fakeConfig, jsonLines, makeSandbox, spawnZero, type Sandbox } from "../test/support/cli.ts";
+import { fakeConfig, makeSandbox, spawnZero, type Sandbox } from "../test/support/cli.ts";
+import { checkedEvents } from "./checked-run.ts";
 import { median } from "./stats.ts";
 
 const RUNS = Math.max(1, Number(process.env.BENCH_WORKFLOW_RUNS ?? 7));
@@ -50,14 +51,8 @@ async function runOnce(sandbox: Sandbox, fake: Fake, args: string[], answerWith:
   const startedAt = performance.timeOrigin + performance.now();
   const run = spawnZero(["run", "--json", ...args], { sandbox, env, timeoutMs: 120_000 });
   const result = await run.result;
-  const fail = (why: string) => new Error(`broken run of ${args.join(" ")} (${why}); exit ${result.code}\nstderr: ${result.stderr.slice(-2000)}\nstdout tail: ${result.stdout.slice(-2000)}`);
-  if (result.code !== 0) throw fail("non-zero exit");
-  let events: Array<Record<string, any>>;
-  try {
-    events = jsonLines(result.stdout);
-  } catch {
-    throw fail("stdout is not JSON lines");
-  }
+  const events = checkedEvents(result, args.join(" "));
+  const fail = (why: string) => new Error(`broken run of ${args.join(" ")}: ${why}`);
   const rootDone = events.find((e) => e.type === "run.completed" && e.runId === events[0]?.runId);
   if (rootDone?.status !== "completed") throw fail(`root ended ${rootDone?.status ?? "without run.completed"}`);
   if (fake.requests.some((r) => r.answeredAt === undefined)) throw fail("a model request was not answered");
