@@ -9,7 +9,8 @@ export const CHECKPOINT_VERSION = 2;
 
 /** What a later `--resume`/`--resume-run` needs besides the history. */
 export type CheckpointMeta = {
-  mode: "agent";
+  /** `workflow`: a workflow's coordinator, which no resume continues. */
+  mode: "agent" | "workflow";
   surface: SessionSurface;
   workspace: string;
   agent: string;

@@ -281,7 +281,7 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
         },
       );
     const checkpointMeta = (snapshot: { usage: Usage; steps: number; toolCalls: number; costMicroUsd?: number }): CheckpointMeta => ({
-      mode: "agent",
+      mode: workflow ? "workflow" : "agent",
       surface: request.surface,
       workspace: roots.workspace,
       agent: agent.name,

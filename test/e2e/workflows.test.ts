@@ -124,3 +124,18 @@ test("phases share one campaign budget: a phase the token cap cannot admit stops
   const end = jsonLines(result.stdout).at(-1)!;
   expect(end).toMatchObject({ type: "run.completed", status: "limit", reason: "max_tokens", campaign: { tokens: 5_000 } });
 });
+
+test("independent phases that can write never overlap; a workflow's run cannot be resumed", async () => {
+  sandbox.writeUserConfig(fakeConfig(fake.url, "chat", { workflows: { two: { steps: [{ id: "w1", agent: "verify" }, { id: "w2", agent: "verify" }] } } }));
+  const slow = (text: string) => ({ text: [text, " ", "done"], chunkDelayMs: 150 });
+  scriptBySender(fake, { w1: [slow("first")], w2: [slow("second")] });
+  const result = await runZero(["run", "--json", "-w", "two", "check twice"], { sandbox });
+  const [a, b] = fake.requests;
+  expect(fake.requests.map(senderOf)).toEqual(["w1", "w2"]);
+  // The second shared-write phase starts only after the first one's whole answer (3 chunks × 150 ms).
+  expect(b!.receivedAt).toBeGreaterThanOrEqual(a!.answeredAt! + 300);
+  const root = jsonLines(result.stdout)[0]!;
+  const refused = await runZero(["run", "--resume", root.sessionId, "again"], { sandbox });
+  expect(refused.code).toBe(2);
+  expect(refused.stderr).toContain("was a workflow run");
+});
