@@ -33,6 +33,8 @@ export type CampaignCharge = {
   charge(spent: { steps?: number; toolCalls?: number; tokens?: number; costMicroUsd?: number }): void;
   /** Why the campaign cannot go on, when one of its limits is spent. */
   exhausted(): BudgetStop | undefined;
+  /** A token or cost cap is set: model calls pass the admission queue. */
+  readonly capped?: boolean;
   /**
    * Admits one model call (one at a time per campaign while a token or cost cap is set): `release`
    * after its usage was charged. Absent: every call is admitted.

@@ -1,3 +1,4 @@
+import type { CampaignCharge, LoopHooks } from "./loop-input.ts";
 import { expect } from "bun:test";
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
@@ -169,6 +170,8 @@ export type RunOptions = {
   abortReason?: StopReason;
   onSleepyStart?: () => void;
   history?: Message[];
+  campaign?: CampaignCharge;
+  hooks?: LoopHooks;
 };
 
 export async function run(options: RunOptions) {
@@ -198,6 +201,8 @@ export async function run(options: RunOptions) {
     signal: controller.signal,
     abortReason: () => options.abortReason ?? "cancelled",
     emit: (body) => events.push(body),
+    ...(options.campaign ? { campaign: options.campaign } : {}),
+    ...(options.hooks ? { hooks: options.hooks } : {}),
   });
   return { ws, counters, requests, events, result, history, historyBefore };
 }

@@ -88,7 +88,10 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
     const step = steps;
     input.campaign?.charge({ steps: 1 });
     input.emit({ type: "step.started", step });
-    const outcome = await input.runner.step({
+    // The queue's lease is given back on every path (a runner that throws included), or the
+    // campaign's other runs would wait for it until their deadline.
+    const outcome = await input.runner
+      .step({
       instructions: input.instructions,
       messages,
       signal: input.signal,
@@ -105,7 +108,11 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
           discardedOutput,
           error: { category: failure.category, message: failure.message, statusCode: failure.statusCode },
         }),
-    });
+      })
+      .catch((error: unknown) => {
+        admission.release();
+        throw error;
+      });
     if (!outcome.ok) {
       admission.release();
       if (outcome.aborted || input.signal.aborted) {
@@ -157,11 +164,16 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
     if (outcome.toolCalls.length === 0) {
       // A finish may be refused (work-depth gates): what is missing joins the history as user input.
       const verdict = (await input.hooks?.beforeFinish?.(input.signal)) ?? { finish: true as const };
+      // Cancelled (or past the deadline) while the finish was being decided: that is how it ends.
+      if (input.signal.aborted) {
+        const stop = aborted(input);
+        return finish(stop.status, stop.reason);
+      }
       if ("stop" in verdict) {
         input.emit({ type: "guard.triggered", guard: "gates", message: verdict.stop });
         return finish("limit", "gates");
       }
-      if ("continueWith" in verdict && !input.signal.aborted) {
+      if ("continueWith" in verdict) {
         history.push(...verdict.continueWith);
         input.onCheckpoint?.({ history, usage, steps, toolCalls: guards.toolCalls, ...(input.pricing ? { costMicroUsd: costMicro } : {}) });
         continue;
@@ -219,13 +231,25 @@ function settleCallStates(history: Message[], from: number, states: Map<string, 
 
 /** Asks the campaign to admit the next model call, with the request's estimated input size. */
 async function admit(input: LoopInput, messages: readonly Message[]): Promise<ModelCallAdmission | "stopped"> {
-  if (!input.campaign?.admitModelCall) return { ok: true, release: () => {} };
-  const chars = input.instructions.length + JSON.stringify(messages).length + (input.requestOverheadChars ?? 0);
+  // Uncapped campaigns queue nothing: no estimate is computed (it would stringify the history every step).
+  if (!input.campaign?.admitModelCall || !input.campaign.capped) return { ok: true, release: () => {} };
+  const chars = input.instructions.length + JSON.stringify(messages, estimateReplacer).length + (input.requestOverheadChars ?? 0);
   try {
     return await input.campaign.admitModelCall({ estimatedInputTokens: estimateTokens(chars), ...(input.pricing ? { pricing: input.pricing } : {}), signal: input.signal });
   } catch {
     return "stopped"; // cancelled while waiting for its turn
   }
+}
+
+/**
+ * What the estimate counts: media data is counted as a fixed size (a provider bills an image by its
+ * dimensions, not its base64 length), provider data not at all (signatures, encrypted reasoning).
+ */
+const MEDIA_ESTIMATE_CHARS = 4_000;
+function estimateReplacer(this: unknown, key: string, value: unknown): unknown {
+  if (key === "provider") return undefined;
+  if (key === "data" && typeof value === "string" && (this as { type?: unknown }).type === "file") return "x".repeat(Math.min(value.length, MEDIA_ESTIMATE_CHARS));
+  return value;
 }
 
 /** The per-run token ceiling (agent maxTokens) and the campaign's, whichever is passed first. */

@@ -12,7 +12,7 @@
  * of git only the write tool's completed calls are seen (documented).
  */
 import { createHash } from "node:crypto";
-import { lstatSync, readFileSync } from "node:fs";
+import { lstat, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { FinishVerdict, HookedCall } from "../agent/loop-input.ts";
 import type { AgentProfile, Deliverable, EffectiveConfig, WorkDepth } from "../config/schema.ts";
@@ -20,7 +20,7 @@ import { WORK_DEPTH_PRESETS, type DepthPolicy } from "../config/work-depth.ts";
 import { userMessage } from "../protocol/messages.ts";
 import type { ToolResult } from "../tool/define.ts";
 import type { Env } from "../util/env.ts";
-import { locateGit, runGit, type Git } from "./delegation/git.ts";
+import { filterOverrides, locateGit, runGit, type Git } from "./delegation/git.ts";
 import type { AgentResult } from "./delegation/result.ts";
 import { chooseProfile } from "./delegation/routing.ts";
 import type { RunDelegation } from "./delegation/types.ts";
@@ -57,6 +57,10 @@ const GATE_ACCEPTANCE: Record<"test_result" | "review", string> = {
 /** Untracked files hashed by content up to this size; larger ones by size and modification time. */
 const UNTRACKED_CONTENT_BYTES = 1024 * 1024;
 const MAX_UNTRACKED = 2_000;
+/** The most untracked bytes read for one fingerprint; past it, size and time stand in. */
+const UNTRACKED_TOTAL_BYTES = 16 * 1024 * 1024;
+/** git output is bounded: a diff past this is hashed as far as it goes (the fingerprint still changes with it). */
+const MAX_GIT_OUTPUT_BYTES = 64 * 1024 * 1024;
 
 /**
  * A fingerprint of the workspace's git state — HEAD, the index and working-tree changes, and the
@@ -65,18 +69,26 @@ const MAX_UNTRACKED = 2_000;
 async function gitRevision(git: Git | undefined, workspace: string, signal: AbortSignal): Promise<string | undefined> {
   if (!git) return undefined;
   try {
-    const call = { cwd: workspace, signal };
-    const status = await runGit(git, ["status", "--porcelain=v1", "-z", "--untracked-files=all"], call);
+    // A hostile repository's filter drivers must not run (status and diff would start them); no
+    // optional locks, so a fingerprint never contends with the user's own git.
+    const base = { cwd: workspace, signal, maxOutputBytes: MAX_GIT_OUTPUT_BYTES };
+    const filters = await filterOverrides(git, base);
+    if (typeof filters === "string") return undefined;
+    const call = { ...base, config: filters };
+    const status = await runGit(git, ["--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=all"], call);
     if (status.code !== 0) return undefined;
     const hash = createHash("sha256").update(status.stdout);
     hash.update((await runGit(git, ["rev-parse", "--verify", "-q", "HEAD"], call)).stdout);
-    hash.update((await runGit(git, ["diff", "--binary", "--no-ext-diff", "--no-textconv", "HEAD", "--"], call)).stdout);
-    const untracked = (await runGit(git, ["ls-files", "--others", "--exclude-standard", "-z"], call)).stdout;
+    hash.update((await runGit(git, ["--no-optional-locks", "diff", "--binary", "--no-ext-diff", "--no-textconv", "HEAD", "--"], call)).stdout);
+    const untracked = (await runGit(git, ["--no-optional-locks", "ls-files", "--others", "--exclude-standard", "-z"], call)).stdout;
+    let budget = UNTRACKED_TOTAL_BYTES;
     for (const path of new TextDecoder().decode(untracked).split("\0").filter(Boolean).slice(0, MAX_UNTRACKED)) {
       const file = join(workspace, path);
       try {
-        const info = lstatSync(file);
-        hash.update(path).update(info.isFile() && info.size <= UNTRACKED_CONTENT_BYTES ? readFileSync(file) : `${info.size}:${info.mtimeMs}`);
+        const info = await lstat(file);
+        const whole = info.isFile() && info.size <= UNTRACKED_CONTENT_BYTES && info.size <= budget;
+        if (whole) budget -= info.size;
+        hash.update(path).update(whole ? await readFile(file) : `${info.size}:${info.mtimeMs}`);
       } catch {
         hash.update(`${path}:gone`);
       }
@@ -134,7 +146,8 @@ export function createGates(options: GateOptions): Gates {
 
   return {
     afterToolCall(call, result) {
-      if (call.tool === "write" && result.status === "completed") writes += 1;
+      // Out of git, what the policy classed as a write (the write tool, write-risk extensions) is what is seen.
+      if (call.classification.risk === "write" && result.status === "completed") writes += 1;
       // A failing command invalidates an earlier pass (the revision it passed on may be the same).
       if (call.tool === "run" && result.status === "completed" && !/^exit code 0\b/.test(result.output)) verified = undefined;
     },
@@ -142,8 +155,9 @@ export function createGates(options: GateOptions): Gates {
       if (policy.gates.length === 0) return { finish: true };
       const start = await baseline;
       const now = await revision(signal);
-      // Nothing changed (a greeting, a read-only answer): no ceremony.
-      if (now === (start ?? "writes:0")) return { finish: true };
+      // Nothing changed (a greeting, a read-only answer): no ceremony. Without a starting
+      // fingerprint (git failed then), only observed writes count.
+      if (now === (start ?? "writes:0") || (start === undefined && writes === 0)) return { finish: true };
       if ((!policy.gates.includes("verification") || verified === now) && (!policy.gates.includes("review") || approved === now)) return { finish: true };
       rounds += 1;
       if (rounds > policy.repairRounds) {

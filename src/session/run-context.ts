@@ -45,6 +45,7 @@ export function createCampaign(limits: CampaignLimits, spent: Partial<CampaignSp
   return {
     limits,
     spent: total,
+    capped,
     charge(delta) {
       total.steps += delta.steps ?? 0;
       total.toolCalls += delta.toolCalls ?? 0;

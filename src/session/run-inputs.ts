@@ -124,7 +124,8 @@ export function workflowProfile(config: EffectiveConfig, name: string): AgentPro
     canDelegateTo: [],
     accepts: [],
     workspaceMode: "shared-write",
-    maxChildren: Object.keys(config.workflows[name]?.steps ?? []).length * 4,
+    // Phases and their retries (at most 3 each) are its children.
+    maxChildren: (config.workflows[name]?.steps.length ?? 0) * 4,
   };
 }
 

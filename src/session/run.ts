@@ -29,7 +29,7 @@ import type { Env } from "../util/env.ts";
 import { UsageError, errorMessage } from "../util/errors.ts";
 import { configuredFiles, coordinatorRunner, pickAgent, pickModel, pickWorkflow, runPermission, runTimeout, withGates, withPendingInput, workflowProfile } from "./run-inputs.ts";
 import { runWorkflow, workflowLoopResult } from "./workflow-run.ts";
-import { campaignCeilings, runCeilings } from "../config/work-depth.ts";
+import { campaignCeilings, runCeilings, WORK_DEPTH_PRESETS } from "../config/work-depth.ts";
 import { gatesFor } from "./gates.ts";
 import { microToUsd } from "../agent/cost.ts";
 import { createTodoTool } from "../tool/todo.ts";
@@ -180,7 +180,8 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
   });
   const toolSpecs = [...tools.values()].map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }));
   const toolSchemaChars = JSON.stringify(toolSpecs).length;
-  if (config.limits.maxCostUsd !== undefined && !model.pricing && !workflow) {
+  // (A workflow's coordinator calls no model; its --model goes to every phase, so it must be priced.)
+  if (config.limits.maxCostUsd !== undefined && !model.pricing && (!workflow || overrides.model !== undefined)) {
     throw new UsageError(`model '${model.alias}' has no pricing, and limits.maxCostUsd is set: a cost cap needs prices for every model a run uses`);
   }
   const runner: ModelRunner = workflow ? coordinatorRunner(workflow.name) : await createModelRunner({
@@ -320,7 +321,9 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
     let latest: readonly Message[] = history;
     const knownArtifacts = child?.knownArtifacts ?? new Set<string>();
     plan = (items) => emit({ type: "plan.updated", items });
-    const delegation = (tools.has("delegate") || workflow) && request.delegation
+    // Gates start their children through delegation too, whether or not the model may delegate.
+    const gated = !request.parent && !workflow && WORK_DEPTH_PRESETS[workDepth].gates.length > 0;
+    const delegation = (tools.has("delegate") || workflow || gated) && request.delegation
       ? request.delegation.forRun({
           runId,
           rootId: place.rootId,

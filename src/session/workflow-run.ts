@@ -128,7 +128,6 @@ function firstLine(text: string): string {
   return line.length > 200 ? `${line.slice(0, 200)}…` : line;
 }
 
-
 /** A workflow's outcome as its coordinator run ends: cancelled, past its deadline, stopped by the campaign's budget (exit 4), or as its phases ended. */
 export function workflowLoopResult(outcome: WorkflowOutcome, abortReason: () => StopReason, emit: (body: EventBody) => void): LoopResult {
   const base = { text: outcome.text, usage: emptyUsage(), steps: 0, toolCalls: 0, history: outcome.history };

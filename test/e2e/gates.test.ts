@@ -4,12 +4,12 @@
  * current revision; review findings send the model back to work; greetings spawn nothing.
  */
 import { expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { FakeProvider } from "../support/fake-provider.ts";
 import { useFakeProviderAndSandbox } from "../support/e2e-hooks.ts";
 import { fakeConfig, jsonLines, runZero, type Sandbox } from "../support/cli.ts";
-import { allText, commitAll, requestsOf, scriptBySender } from "../support/delegation.ts";
+import { allText, commitAll, git, requestsOf, scriptBySender } from "../support/delegation.ts";
 
 let fake: FakeProvider;
 let sandbox: Sandbox;
@@ -106,4 +106,19 @@ test("a shell change git can see counts as a change (the gates apply); outside g
   const outside = await runZero(["run", "--json", "-y", "--cwd", plain, "make a file"], { sandbox });
   expect(outside.code).toBe(0);
   expect(jsonLines(outside.stdout).filter((e) => e.type === "agent.spawned")).toHaveLength(0);
+});
+
+test("the gates' fingerprint never runs a hostile repository's filter programs", async () => {
+  sandbox.writeUserConfig(fakeConfig(fake.url, "chat", { workDepth: "pro" }));
+  const marker = join(sandbox.root, "FILTER-RAN");
+  writeFileSync(join(sandbox.workspace, ".gitattributes"), "*.txt filter=evil\n");
+  writeFileSync(join(sandbox.workspace, "a.txt"), "one\n");
+  commitAll(sandbox);
+  // Planted after the commit (so setting it up ran nothing): a clean filter that leaves a marker.
+  git(sandbox, ["config", "filter.evil.clean", `sh -c 'touch ${marker}; cat'`]);
+  writeFileSync(join(sandbox.workspace, "a.txt"), "two\n");
+  scriptBySender(fake, { root: [{ text: "hi" }] });
+  const result = await runZero(["run", "--json", "hello"], { sandbox });
+  expect(result.code).toBe(0);
+  expect(existsSync(marker)).toBe(false);
 });
