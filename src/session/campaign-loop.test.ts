@@ -1,7 +1,7 @@
 import { afterEach, expect, test } from "bun:test";
-import { createCampaign } from "../session/run-context.ts";
+import { createCampaign } from "./run-context.ts";
 import { userMessage } from "../protocol/messages.ts";
-import { finalStep, removeWorkspaces, run } from "./loop-test-support.ts";
+import { finalStep, removeWorkspaces, run } from "../agent/loop-test-support.ts";
 
 afterEach(removeWorkspaces);
 
