@@ -64,6 +64,10 @@ export type LoopHooks = {
    * what the model is told; `stop` ends the run by a limit.
    */
   beforeFinish?(signal: AbortSignal): Promise<FinishVerdict>;
+  /** A step's usage came back (compaction calibrates its estimate with the reported input tokens). */
+  afterStep?(usage: Usage): void;
+  /** The provider reported a context overflow: true when the context was compacted and the step may be retried (once). */
+  onContextOverflow?(history: readonly Message[]): Promise<boolean>;
 };
 
 export type FinishVerdict = { finish: true } | { continueWith: Message[] } | { stop: string };

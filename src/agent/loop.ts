@@ -37,6 +37,7 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
   let usage = input.spent?.usage ?? emptyUsage();
   let steps = input.spent?.steps ?? 0;
   let lastText = "";
+  let overflowRecovered = false;
   // What this run's steps cost (micro-USD); only counted for a priced model.
   let costMicro = input.spent?.costMicroUsd ?? 0;
   const guards: CallGuards = { toolCalls: input.spent?.toolCalls ?? 0, lastSignature: "", repeats: 0, knownArtifacts: input.knownArtifacts ?? new Set() };
@@ -120,6 +121,11 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
         return finish(stop.status, stop.reason);
       }
       const f = outcome.failure;
+      // One bounded recovery: compact, then retry the step once.
+      if (f.category === "context_overflow" && !overflowRecovered && input.hooks?.onContextOverflow) {
+        overflowRecovered = true;
+        if (await input.hooks.onContextOverflow(history)) continue;
+      }
       input.emit({
         type: "run.failed",
         error: {
@@ -135,6 +141,7 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
     }
 
     usage = addUsage(usage, outcome.usage);
+    input.hooks?.afterStep?.(outcome.usage);
     const cost = costMicroUsd(outcome.usage, input.pricing);
     if (cost !== undefined) costMicro += cost;
     input.campaign?.charge({ tokens: outcome.usage.totalTokens, ...(cost !== undefined ? { costMicroUsd: cost } : {}) });

@@ -37,6 +37,17 @@ export function finalizeConfig(merged: MergedConfig, origins: Origins, layers: r
   if (compaction.targetRatio >= compaction.triggerRatio) {
     fail(["context", "compaction", "targetRatio"], `must be below triggerRatio (${compaction.triggerRatio})`);
   }
+  // A window that the reservations already fill leaves no room for any conversation.
+  const reserved = compaction.reservedOutputTokens + compaction.safetyBufferTokens;
+  const fallbackWindow = required(merged.context).fallbackWindowTokens;
+  if (fallbackWindow <= reserved) {
+    fail(["context", "fallbackWindowTokens"], `${fallbackWindow} tokens leave no room after the reserved output and safety buffer (${reserved} tokens)`);
+  }
+  for (const [alias, model] of Object.entries(models)) {
+    if (model.contextWindow !== undefined && model.contextWindow <= reserved) {
+      fail(["models", alias, "contextWindow"], `${model.contextWindow} tokens leave no room after context.compaction's reserved output and safety buffer (${reserved} tokens)`);
+    }
+  }
   const { maxDepth: legacyDepth, maxChildrenPerRun: legacyChildren, ...limits } = merged.limits;
   if (limits.maxCostUsd !== undefined) {
     // No built-in price table: a cost cap is only meaningful when every model an agent can run is priced.

@@ -318,6 +318,32 @@ export const agentCompletedSchema = z.object({
   result: z.record(z.string(), z.unknown()),
 });
 
+/** The estimated size of the request about to be sent, against the model's context window. */
+export const contextUpdatedSchema = z.object({
+  ...base,
+  type: z.literal("context.updated"),
+  tokens: z.number().int().nonnegative(),
+  window: z.number().int().positive(),
+  percent: z.number().nonnegative(),
+  /** The request shows a compacted view (a summary, then the recent tail). */
+  compacted: z.boolean(),
+});
+
+/** The active model view was compacted: messages before `cut` are now `summary`. The durable record a resume continues from. */
+export const contextCompactedSchema = z.object({
+  ...base,
+  type: z.literal("context.compacted"),
+  reason: z.enum(["auto", "manual", "overflow"]),
+  /** Position in the session's history where the verbatim tail starts. */
+  cut: z.number().int().nonnegative(),
+  replacedMessages: z.number().int().nonnegative(),
+  summary: z.string(),
+  /** The checkpoint model call failed or was invalid: a deterministic summary stands in. */
+  fallback: z.boolean(),
+  beforeTokens: z.number().int().nonnegative(),
+  afterTokens: z.number().int().nonnegative(),
+});
+
 /** The run's progress ledger (todo) as it now stands. */
 export const planUpdatedSchema = z.object({
   ...base,
@@ -345,6 +371,8 @@ export const runtimeEventSchema = z.discriminatedUnion("type", [
   agentSpawnedSchema,
   agentCompletedSchema,
   planUpdatedSchema,
+  contextUpdatedSchema,
+  contextCompactedSchema,
 ]);
 
 export type RuntimeEvent = z.infer<typeof runtimeEventSchema>;

@@ -135,6 +135,8 @@ export function createEventRedaction(rawRedactor: Redactor) {
         return { ...body, taskName: scrub(body.taskName), taskId: scrub(body.taskId) };
       case "agent.completed":
         return { ...body, taskId: scrub(body.taskId), result: deep(body.result) as Record<string, unknown> };
+      case "context.compacted":
+        return { ...body, summary: scrub(body.summary) };
       case "plan.updated":
         return { ...body, items: body.items.map((item) => ({ ...item, content: scrub(item.content) })) };
       default:

@@ -7,6 +7,7 @@ import type { Message } from "../protocol/messages.ts";
 import { mostRestrictive } from "../policy/rules.ts";
 import type { RunRequest } from "./run.ts";
 import type { Gates } from "./gates.ts";
+import type { Compactor } from "./compaction/compactor.ts";
 import { SECRET_ENV_NAME } from "../security/redact-rules.ts";
 import type { Env } from "../util/env.ts";
 import { UsageError } from "../util/errors.ts";
@@ -150,5 +151,22 @@ export function withGates(hooks: LoopHooks | undefined, gates: Gates | undefined
       const own = (await hooks?.beforeFinish?.(signal)) ?? { finish: true };
       return "finish" in own ? gates.beforeFinish(signal) : own;
     },
+  };
+}
+
+/** The hooks plus compaction: the model sees the compacted view, the estimate learns, an overflow compacts once. */
+export function withCompaction(hooks: LoopHooks | undefined, compactor: Compactor | undefined): LoopHooks | undefined {
+  if (!compactor) return hooks;
+  return {
+    ...hooks,
+    async transformContext(history) {
+      const shown = hooks?.transformContext ? await hooks.transformContext(history) : history;
+      return compactor.view(shown);
+    },
+    afterStep(usage) {
+      compactor.learn(usage);
+      hooks?.afterStep?.(usage);
+    },
+    onContextOverflow: (history) => compactor.recover(history),
   };
 }

@@ -27,11 +27,12 @@ import { runLoop, type LoopResult } from "../agent/loop.ts";
 import { assembleSystemPrompt } from "../agent/prompt.ts";
 import type { Env } from "../util/env.ts";
 import { UsageError, errorMessage } from "../util/errors.ts";
-import { configuredFiles, coordinatorRunner, pickAgent, pickModel, pickWorkflow, runPermission, runTimeout, withGates, withPendingInput, workflowProfile } from "./run-inputs.ts";
+import { configuredFiles, coordinatorRunner, pickAgent, pickModel, pickWorkflow, runPermission, runTimeout, withCompaction, withGates, withPendingInput, workflowProfile } from "./run-inputs.ts";
 import { runWorkflow, workflowLoopResult } from "./workflow-run.ts";
 import { campaignCeilings, runCeilings, WORK_DEPTH_PRESETS } from "../config/work-depth.ts";
 import { gatesFor } from "./gates.ts";
-import { microToUsd } from "../agent/cost.ts";
+import { costMicroUsd, estimateTokens, microToUsd } from "../agent/cost.ts";
+import { createCompactor, type CompactionState } from "./compaction/compactor.ts";
 import { createTodoTool } from "../tool/todo.ts";
 import type { PlanItem } from "../tool/define.ts";
 import { scopeGuard, type PathScope } from "./delegation/contract.ts";
@@ -123,6 +124,8 @@ export type RunExecution = {
   /** Redacts everything the run emits, once, before it is stored or published. */
   redactor: Redactor;
   hooks?: LoopHooks;
+  /** The session's earlier compaction (resume continues from it), and a manual request to compact first. */
+  compaction?: { state?: CompactionState; compactFirst?: boolean };
 };
 
 export type RunOutcome = {
@@ -211,6 +214,8 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
   const runId = child?.runId ?? (continuation?.kind === "run" ? continuation.run.id : newRunId(now));
   const timeoutMs = runTimeout(request, agent, workDepth, now);
   const controller = new AbortController();
+  // The checkpoint writer: the run's model without tools, made on the first compaction.
+  let summarizer: Promise<ModelRunner> | undefined;
   let abortReason: StopReason = "cancelled";
 
   const runRow = (sessionId: string, deadline: Date): RunRow => ({
@@ -350,7 +355,25 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
       !request.parent && !workflow && delegation
         ? gatesFor(workDepth, { config, root: agent, workspace: roots.workspace, env: request.env, task: request.task, delegation, say: (line) => emit({ type: "message.delta", step: 1, text: `\n${line}\n` }) })
         : undefined;
-    const hooks = withGates(withPendingInput(execution.hooks, delegation?.pendingInput), gates);
+    // Long conversations are shown to the model compacted (a workflow coordinator sends no requests).
+    const compactor =
+      config.context.compaction.enabled && !workflow
+        ? createCompactor({
+            settings: config.context.compaction,
+            window: model.contextWindow ?? config.context.fallbackWindowTokens,
+            overheadTokens: estimateTokens(instructions.length + toolSchemaChars),
+            summarizer: () => (summarizer ??= createModelRunner({ model, env: request.env, tools: [], streamIdleTimeoutMs: config.limits.streamIdleTimeoutMs })),
+            artifacts,
+            // Pruned tool outputs point at artifacts: the model may reopen them.
+            rememberArtifact: (sha256) => knownArtifacts.add(sha256),
+            charge: (spent) => campaign.charge({ tokens: spent.totalTokens, ...(model.pricing ? { costMicroUsd: costMicroUsd(spent, model.pricing) } : {}) }),
+            emit,
+            signal: controller.signal,
+            ...(execution.compaction?.state ? { initial: execution.compaction.state } : {}),
+            ...(execution.compaction?.compactFirst ? { compactFirst: true } : {}),
+          })
+        : undefined;
+    const hooks = withCompaction(withGates(withPendingInput(execution.hooks, delegation?.pendingInput), gates), compactor);
     /** A workflow coordinator's "loop": its phases, run as children; it makes no model calls itself. */
     const coordinate = async (wf: { name: string; steps: WorkflowStep[] }, messages: Message[]): Promise<LoopResult> => {
       const outcome = await runWorkflow({

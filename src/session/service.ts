@@ -78,6 +78,8 @@ export type Session = {
   answerApproval(callId: string, answer: ApprovalAnswer): boolean;
   /** Approval requests waiting for an answer (interactive sessions). */
   pendingApprovals(): PendingApproval[];
+  /** Compacts the conversation before the next turn's first request (the TUI's /compact; ACP). */
+  compact(): void;
   /** Cancels the running turn and every queued one. */
   cancel(): void;
   close(): void;
@@ -154,6 +156,7 @@ export function createSessionService(options: SessionServiceOptions) {
   function createSession(id: string, first: Continuation | undefined): Session {
     let queue: Promise<unknown> = Promise.resolve();
     let pendingFirst = first;
+    let compactNext = false;
     // Without storage the conversation lives here, for the life of the process.
     let memory: Message[] = [];
     const controllers = new Set<AbortController>();
@@ -252,7 +255,12 @@ export function createSessionService(options: SessionServiceOptions) {
           // Read after the claim: whatever ran in this session meanwhile is part of it now.
           ({ history, stored } = historyFor(store, id, continuation));
         }
+        // A compacted session continues from its compaction record; a manual request applies once.
+        const recorded = store?.latestCompaction(id);
+        const compaction = { ...(recorded && recorded.cut <= history.length ? { state: recorded } : {}), ...(compactNext ? { compactFirst: true } : {}) };
+        compactNext = false;
         const outcome = await prepared.execute({
+          compaction,
           sessionId: id,
           listeners: [...listeners, (event) => publish(event)],
           history,
@@ -310,6 +318,9 @@ export function createSessionService(options: SessionServiceOptions) {
         return true;
       },
       pendingApprovals: () => [...waiting.values()].map((entry) => entry.request),
+      compact() {
+        compactNext = true;
+      },
       cancel() {
         for (const controller of controllers) controller.abort();
       },

@@ -71,6 +71,8 @@ export type Store = {
   claimSession(sessionId: string, owner: SessionOwner): SessionClaim;
   /** Frees the claim `owner` took (and nothing else). */
   releaseSession(sessionId: string, owner: SessionOwner): void;
+  /** The session's newest compaction record (a `context.compacted` event of one of its own runs). */
+  latestCompaction(sessionId: string): { cut: number; summary: string } | undefined;
   /** The newest root run of a session (by start). */
   latestRootRun(sessionId: string): RunRow | undefined;
   /** Whether a run wrote any message of its session. */
@@ -169,6 +171,10 @@ function prepareStatements(db: Database) {
     ),
     latestRootRun: q<RunRecord>(
       `SELECT ${RUN_COLUMNS} FROM runs r WHERE r.session_id = :sessionId AND r.parent_id IS NULL ORDER BY r.started_at DESC, r.rowid DESC LIMIT 1`,
+    ),
+    latestCompaction: q<{ body: string }>(
+      `SELECT e.body FROM events e JOIN runs r ON r.id = e.run_id
+       WHERE r.session_id = :sessionId AND e.type = 'context.compacted' ORDER BY e.id DESC LIMIT 1`,
     ),
     runningRuns: q<{ id: string; pid: number }>("SELECT id, pid FROM runs WHERE status = 'running'"),
     // A run whose terminal event is stored but whose row was not updated (a crash in between) ended.
@@ -416,6 +422,16 @@ export function openStore(options: OpenStoreOptions): { store: Store; notices: s
     releaseSession(sessionId, owner) {
       live();
       owners.release(sessionId, owner);
+    },
+    latestCompaction(sessionId) {
+      live();
+      const row = s.latestCompaction.get({ sessionId });
+      if (row === null) return undefined;
+      const event = JSON.parse(row.body) as { cut?: unknown; summary?: unknown };
+      // Read back as data: a record of the wrong shape is no record.
+      return typeof event.cut === "number" && Number.isSafeInteger(event.cut) && event.cut >= 0 && typeof event.summary === "string"
+        ? { cut: event.cut, summary: event.summary }
+        : undefined;
     },
     latestRootRun(sessionId) {
       live();

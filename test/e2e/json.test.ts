@@ -42,12 +42,15 @@ test("--json writes every runtime event as one valid JSON line, in order", async
   const types = events.map((e) => e.type).filter((t) => t !== "message.delta" && t !== "reasoning.delta");
   expect(types).toEqual([
     "run.started",
+    // Before each request: its estimated size against the context window.
+    "context.updated",
     "step.started",
     "usage.updated",
     "step.completed",
     "tool.requested",
     "tool.started",
     "tool.completed",
+    "context.updated",
     "step.started",
     "usage.updated",
     "step.completed",

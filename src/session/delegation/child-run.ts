@@ -135,7 +135,10 @@ export async function runChildTurn(
       ({ history, stored } = loadHistory(store, record.childSessionId, store.latestCheckpoint({ sessionId: record.childSessionId })));
     }
     const evidence = createEvidenceCollector();
+    // A child compacts its own conversation independently (and continues from its own record).
+    const recorded = store?.latestCompaction(record.childSessionId);
     const outcome = await prepared.execute({
+      ...(recorded && recorded.cut <= history.length ? { compaction: { state: recorded } } : {}),
       sessionId: record.childSessionId,
       listeners: [
         ...record.parent.listeners,

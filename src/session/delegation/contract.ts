@@ -45,7 +45,7 @@ function cut(text: string, max: number): string {
  * One message as plain lines: what was said and which tools ran, never raw media or reasoning.
  * Each piece is redacted before it is cut: a cut through a secret would leave a prefix no rule matches.
  */
-function renderMessage(message: Message, scrub: (text: string) => string): string[] {
+export function renderMessage(message: Message, scrub: (text: string) => string): string[] {
   const lines: string[] = [];
   const bounded = (text: string, max: number) => cut(scrub(text), max);
   for (const part of message.parts) {
