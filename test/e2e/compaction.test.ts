@@ -124,3 +124,32 @@ test("a compacted session resumes from its record", async () => {
   expect(allText(request)).toContain("what did you read?");
   expect(allText(request)).not.toContain("line 5 xxxxxxxx"); // the first slice is behind the summary now
 });
+
+test("an old tool output, pruned by compaction, is reopened through its artifact reference", async () => {
+  smallWindow();
+  let read = 0;
+  let reopened: string | undefined;
+  fake.script(
+    Array.from({ length: 14 }, () => (req: RecordedRequest): FakeTurn => {
+      // The checkpoint call fails: the deterministic summary lists the pruned outputs' references.
+      if (isCheckpointCall(req)) return { kind: "error", status: 400, message: "no checkpoint" };
+      const ref = /artifact:\/\/[0-9a-f]{64}/.exec(allText(req))?.[0];
+      if (ref && reopened === undefined) {
+        reopened = ref;
+        return { toolCalls: [{ name: "read", id: "again", args: { path: ref, limit: 5 } }], usage: realistic(req) };
+      }
+      if (read < 6 && reopened === undefined) {
+        read += 1;
+        return { toolCalls: [{ name: "read", id: `r${read}`, args: { path: "big.txt", offset: read * 60 - 59, limit: 60 } }], usage: realistic(req) };
+      }
+      return { text: "done", usage: realistic(req) };
+    }),
+  );
+  const result = await runZero(["run", "--json", "read big.txt slowly, in parts"], { sandbox });
+  expect(result.code).toBe(0);
+  expect(reopened).toBeDefined();
+  const answer = jsonLines(result.stdout).find((e) => e.type === "tool.completed" && e.callId === "again")!;
+  expect(answer.status).toBe("completed");
+  // The pruned read's full text came back: lines of big.txt as the earlier read returned them.
+  expect(answer.output).toMatch(/line \d+ x{60}/);
+});
