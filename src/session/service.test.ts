@@ -165,3 +165,29 @@ test("an idle headless session is forgotten after its turn (a long-lived host do
   await kept.send("hi").done;
   expect(interactive.open({ kind: "named", sessionId: kept.id })).toBe(kept);
 });
+
+test("compact() asks for a compaction before the next turn's first request; the next turn continues from it", async () => {
+  const isCheckpoint = (body: any) => JSON.stringify(body.messages[0] ?? "").includes("checkpoint");
+  fake.script([
+    { text: "first answer" },
+    { text: "second answer" },
+    (req) => (isCheckpoint(req.body) ? { text: '{"task": "TASK FROM CHECKPOINT", "decisions": [], "filesTouched": [], "openQuestions": [], "nextSteps": []}' } : { kind: "error", status: 400 }),
+    { text: "third answer" },
+    { text: "fourth answer" },
+  ]);
+  const sessions = service();
+  const session = sessions.open({ kind: "new" });
+  await session.send("one").done;
+  await session.send("two").done;
+  session.compact();
+  const events: RuntimeEvent[] = [];
+  await session.send("three", { listeners: [(event) => events.push(event)] }).done;
+  expect(events.find((e) => e.type === "context.compacted")).toMatchObject({ reason: "manual", fallback: false });
+  const third = fake.requests[3]!.body;
+  expect(JSON.stringify(third.messages)).toContain("TASK FROM CHECKPOINT");
+  expect(JSON.stringify(third.messages)).not.toContain("first answer");
+  // The next turn (no compaction asked) continues from the durable record.
+  await session.send("four").done;
+  expect(JSON.stringify(fake.requests[4]!.body.messages)).toContain("TASK FROM CHECKPOINT");
+  sessions.shutdownSync();
+});

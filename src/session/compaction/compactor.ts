@@ -139,16 +139,18 @@ export function createCompactor(options: CompactorOptions): Compactor {
   async function compact(history: readonly Message[], reason: "auto" | "manual" | "overflow"): Promise<boolean> {
     const view = activeView(history);
     const before = estimate(view);
+    // Asked for (manual) or forced (overflow): keep only the minimum of recent turns.
+    const recentFraction = reason === "auto" ? settings.recentFraction : 0;
     const turnCut = chooseCut(view, {
       budgetTokens: budget,
-      recentFraction: settings.recentFraction,
+      recentFraction,
       minimumRecentTurns: settings.minimumRecentTurns,
       keepRecentTurns: settings.keepRecentTurns,
       estimate,
     });
     // One long turn (a task, then many tool steps) has no earlier turn to cut at: cut between its
     // completed steps instead, and keep its request verbatim in the summary.
-    const stepCut = turnCut === undefined ? chooseStepCut(view, settings.recentFraction * budget, estimate) : undefined;
+    const stepCut = turnCut === undefined ? chooseStepCut(view, recentFraction * budget, estimate) : undefined;
     const cutInView = turnCut ?? stepCut?.cut;
     if (cutInView === undefined || cutInView <= (state ? 1 : 0)) return false;
     // Old tool payloads become metadata plus a reference the model can reopen, before the checkpoint call sees them.
