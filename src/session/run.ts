@@ -366,6 +366,9 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
             artifacts,
             // Pruned tool outputs point at artifacts: the model may reopen them.
             rememberArtifact: (sha256) => knownArtifacts.add(sha256),
+            ...(campaign.capped && campaign.admitModelCall
+              ? { admit: (estimatedInputTokens: number) => campaign.admitModelCall!({ estimatedInputTokens, ...(model.pricing ? { pricing: model.pricing } : {}), signal: controller.signal }) }
+              : {}),
             charge: (spent) => campaign.charge({ tokens: spent.totalTokens, ...(model.pricing ? { costMicroUsd: costMicroUsd(spent, model.pricing) } : {}) }),
             emit,
             signal: controller.signal,

@@ -264,7 +264,10 @@ describe("2) run, stream:true", () => {
     expect(progress.filter((e) => e.event_type === "REASONING_DELTA").map((e) => e.payload.text).join("")).toBe("Looking");
     const usage = progress.filter((e) => e.event_type === "USAGE");
     expect(usage.length).toBeGreaterThanOrEqual(1);
-    expect(usage.at(-1)!.payload).toEqual({ prompt_tokens: 120, completion_tokens: 40, total_tokens: 160 });
+    expect(usage.at(-1)!.payload).toMatchObject({ prompt_tokens: 120, completion_tokens: 40, total_tokens: 160 });
+    // Our addition: the estimated request size against the model's context window.
+    expect(usage.at(-1)!.payload.context_window).toBe(128_000);
+    expect(usage.at(-1)!.payload.context_tokens).toBeGreaterThan(0);
     // Reasoning is not the answer.
     expect(final.text).toBe("Project has src, tests, and docs.");
     // One model request, carrying the prompt.

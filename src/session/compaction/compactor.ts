@@ -11,6 +11,7 @@ import type { CompactionSettings } from "../../config/schema.ts";
 import type { EventBody, Usage } from "../../protocol/events.ts";
 import type { Message, UserMessage } from "../../protocol/messages.ts";
 import type { ModelRunner } from "../../llm/step.ts";
+import type { ModelCallAdmission } from "../../agent/loop-input.ts";
 import type { ArtifactStore } from "../../store/artifacts.ts";
 import { checkpointInstructions, fallbackSummary, parseCheckpoint, renderCheckpoint } from "./checkpoint.ts";
 import { chooseCut, isTurnStart } from "./cut.ts";
@@ -32,6 +33,8 @@ export type CompactorOptions = {
   artifacts: ArtifactStore;
   /** A checkpoint call's usage: it counts against the campaign like any call. */
   charge(usage: Usage): void;
+  /** Under a campaign cap, the checkpoint call waits its turn like any model call (absent: no cap). */
+  admit?(estimatedInputTokens: number): Promise<ModelCallAdmission>;
   emit(body: EventBody): void;
   signal: AbortSignal;
   /** Registers a reference the model may open (pruned tool outputs point at artifacts). */
@@ -113,14 +116,19 @@ export function createCompactor(options: CompactorOptions): Compactor {
   const activeView = (history: readonly Message[]): Message[] => (state && state.cut <= history.length ? [summaryMessage(state), ...history.slice(state.cut)] : [...history]);
 
   async function checkpointOf(head: Message[]): Promise<{ summary: string; fallback: boolean }> {
+    let admission: ModelCallAdmission | undefined;
     try {
+      admission = await options.admit?.(estimate(head));
+      // The budget cannot pay for a checkpoint: the deterministic summary costs nothing.
+      if (admission && !admission.ok) return { summary: fallbackSummary(head), fallback: true };
+      const allowance = admission?.ok ? admission.maxOutputTokens : undefined;
       const runner = await options.summarizer();
       const outcome = await runner.step({
         instructions: checkpointInstructions(settings.maxSummaryTokens),
         // The head as a transcript: no tool-call parts reach a request that declares no tools.
         messages: [{ role: "user", parts: [{ type: "text", text: `${transcript(head, budget * 3)}\n\nWrite the checkpoint of the conversation above now, as the JSON object described.` }] }],
         signal: options.signal,
-        maxOutputTokens: settings.maxSummaryTokens,
+        maxOutputTokens: Math.min(settings.maxSummaryTokens, allowance ?? Number.POSITIVE_INFINITY),
         onText: () => {},
         onReasoning: () => {},
       });
@@ -131,6 +139,8 @@ export function createCompactor(options: CompactorOptions): Compactor {
       }
     } catch {
       // The fallback below: the run goes on with a deterministic summary.
+    } finally {
+      if (admission?.ok) admission.release();
     }
     return { summary: fallbackSummary(head), fallback: true };
   }

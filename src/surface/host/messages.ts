@@ -29,7 +29,7 @@ export function describeRequestProblem(record: Record<string, unknown>): string 
 }
 
 /** The progress event a streamed run shows for an internal event, if any. */
-export function hostEventFor(event: RuntimeEvent): { type: string; payload: Record<string, unknown> } | undefined {
+export function hostEventFor(event: RuntimeEvent, context?: { tokens: number; window: number }): { type: string; payload: Record<string, unknown> } | undefined {
   // A bridge sees the root run; children show up as its delegate call and result.
   if (isChildEvent(event)) return undefined;
   switch (event.type) {
@@ -49,6 +49,8 @@ export function hostEventFor(event: RuntimeEvent): { type: string; payload: Reco
           completion_tokens: event.usage.outputTokens,
           total_tokens: event.usage.totalTokens,
           ...(event.costUsd !== undefined ? { cost_usd: event.costUsd } : {}),
+          // Ours: the estimated request size against the context window (compaction on).
+          ...(context ? { context_tokens: context.tokens, context_window: context.window } : {}),
         },
       };
     default:

@@ -153,15 +153,17 @@ export function createHost(options: HostOptions) {
       let usage = zeroUsage();
       let failure: HostError | null = null;
       // Everything arrives redacted (bridges post it into chat rooms): the service did it once for every surface.
+      let context: { tokens: number; window: number } | undefined;
       const listener = (runtime: RuntimeEvent) => {
         // The reply is the root run's: a child's usage or failure is not the request's (its result reached the root).
         if (isChildEvent(runtime)) return;
+        if (runtime.type === "context.updated") context = { tokens: runtime.tokens, window: runtime.window };
         if (runtime.type === "usage.updated") usage = { prompt_tokens: runtime.usage.inputTokens, completion_tokens: runtime.usage.outputTokens, total_tokens: runtime.usage.totalTokens };
         if (runtime.type === "run.failed") {
           const mapped = (runtime.error.category && PROVIDER_CODES[runtime.error.category]) || { code: "INTERNAL" as const, retryable: false };
           failure = { code: mapped.code, message: runtime.error.message, retryable: mapped.retryable };
         }
-        const hostEvent = hostEventFor(runtime);
+        const hostEvent = hostEventFor(runtime, context);
         if (!hostEvent) return;
         event(hostEvent.type, hostEvent.payload);
       };
