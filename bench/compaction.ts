@@ -120,6 +120,7 @@ async function runTurn(s: Session, index: number, steps: number): Promise<void> 
   }
 
   const gaps: number[] = [];
+  if (process.env.DBG) console.error(s.name, requests.map((r) => `${isCheckpointCall(r) ? "CK" : "r"}:${(r.receivedAt % 100000).toFixed(1)}-${(r.answeredAt! % 100000).toFixed(1)}`).join(" "));
   const midTurnMs: number[] = [];
   requests.forEach((r, k) => {
     const prev = requests[k - 1];

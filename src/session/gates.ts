@@ -44,6 +44,8 @@ export type GateOptions = {
 };
 
 export type Gates = {
+  /** Settles once the starting fingerprint is taken: no tool may change the workspace before that. */
+  ready(): Promise<void>;
   /** Called after each of the root's tool calls: writes and failing commands move the gates. */
   afterToolCall(call: HookedCall, result: ToolResult): void;
   beforeFinish(signal: AbortSignal): Promise<FinishVerdict>;
@@ -145,6 +147,7 @@ export function createGates(options: GateOptions): Gates {
     ].join("\n");
 
   return {
+    ready: () => baseline.then(() => undefined),
     afterToolCall(call, result) {
       // Out of git, what the policy classed as a write (the write tool, write-risk extensions) is what is seen.
       if (call.classification.risk === "write" && result.status === "completed") writes += 1;

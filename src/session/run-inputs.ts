@@ -143,6 +143,11 @@ export function withGates(hooks: LoopHooks | undefined, gates: Gates | undefined
   if (!gates) return hooks;
   return {
     ...hooks,
+    // The starting state must be fingerprinted before any tool can change it (a race otherwise).
+    async beforeToolCall(call) {
+      await gates.ready();
+      return hooks?.beforeToolCall?.(call);
+    },
     async afterToolCall(call, result) {
       gates.afterToolCall(call, result);
       await hooks?.afterToolCall?.(call, result);

@@ -394,5 +394,5 @@ test("zero host: USAGE events carry cost_usd for a priced model", async () => {
   const lines = result.stdout.trim().split("\n").map((l) => JSON.parse(l));
   const usage = lines.filter((l) => l.event_type === "USAGE");
   expect(usage.length).toBeGreaterThanOrEqual(1);
-  expect(usage.at(-1)!.payload).toEqual({ prompt_tokens: 1_000_000, completion_tokens: 500_000, total_tokens: 1_500_000, cost_usd: 6 });
+  expect(usage.at(-1)!.payload).toMatchObject({ prompt_tokens: 1_000_000, completion_tokens: 500_000, total_tokens: 1_500_000, cost_usd: 6 });
 });
