@@ -54,6 +54,9 @@ export type Compactor = {
   recover(history: readonly Message[]): Promise<boolean>;
 };
 
+/** Where a summary holds the request of a turn it was cut inside: kept verbatim after this marker. */
+const REQUEST_MARKER = "\n\nThe current request, verbatim:\n";
+
 /**
  * A cut inside the last turn: at an assistant message right after a complete tool exchange, as
  * late as keeps the tail within `tailTokens` (at least the last step stays). Returns the turn's
@@ -67,8 +70,12 @@ function chooseStepCut(view: readonly Message[], tailTokens: number, estimate: (
       break;
     }
   }
-  if (start === -1) return undefined;
-  const request = view[start]!.parts.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("\n");
+  // Already cut inside this turn: the view starts with the summary, which carries the request.
+  const first = view[0];
+  const carried = first?.role === "user" ? first.parts.find((part) => part.type === "summary")?.text.split(REQUEST_MARKER)[1] : undefined;
+  if (start === -1 && carried === undefined) return undefined;
+  if (start === -1) start = 0;
+  const request = start === 0 && carried !== undefined ? carried : view[start]!.parts.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("\n");
   const candidates: number[] = [];
   for (let index = start + 2; index < view.length; index++) {
     if (view[index]!.role === "assistant" && view[index - 1]!.role === "tool") candidates.push(index);
@@ -169,7 +176,7 @@ export function createCompactor(options: CompactorOptions): Compactor {
       : view.slice(0, cutInView);
     const checkpoint = await checkpointOf(head);
     const fallback = checkpoint.fallback;
-    const summary = stepCut ? `${checkpoint.summary}\n\nThe current request, verbatim:\n${stepCut.request}` : checkpoint.summary;
+    const summary = stepCut ? `${checkpoint.summary}${REQUEST_MARKER}${stepCut.request}` : checkpoint.summary;
     const cut = (state ? state.cut - 1 : 0) + cutInView;
     state = { cut, summary };
     const after = estimate(activeView(history));
@@ -186,7 +193,9 @@ export function createCompactor(options: CompactorOptions): Compactor {
       }
       let view = activeView(history);
       lastEstimate = estimate(view);
-      if (lastEstimate >= settings.triggerRatio * budget && (await compact(history, "auto"))) {
+      // Twice at most: a cut at a turn can leave big recent turns; the second cuts inside the last one.
+      for (let attempt = 0; attempt < 2 && lastEstimate >= settings.triggerRatio * budget; attempt++) {
+        if (!(await compact(history, "auto"))) break;
         view = activeView(history);
         lastEstimate = estimate(view);
       }
