@@ -247,4 +247,19 @@ describe("cross-checks after merging", () => {
     s.project(`{ "context": { "compaction": { "targetRatio": 0.9 } } }`);
     expect(loadError(() => s.load()).keyPath).toBe("context.compaction.targetRatio");
   });
+
+  test("a context window the reservations already fill is refused with the reason", () => {
+    const s = sandbox();
+    s.project(`{ "context": { "fallbackWindowTokens": 10000 } }`);
+    const fallback = loadError(() => s.load());
+    expect(fallback.keyPath).toBe("context.fallbackWindowTokens");
+    expect(fallback.problem).toBe("10000 tokens leave no room after the reserved output and safety buffer (12288 tokens)");
+    s.project(`{ "models": { "small": { "provider": "openai", "model": "x", "contextWindow": 12000 } } }`);
+    const model = loadError(() => s.load());
+    expect(model.keyPath).toBe("models.small.contextWindow");
+    expect(model.problem).toContain("leave no room");
+    // Smaller reservations make the same window usable.
+    s.project(`{ "models": { "small": { "provider": "openai", "model": "x", "contextWindow": 12000 } }, "context": { "compaction": { "reservedOutputTokens": 2000, "safetyBufferTokens": 1000 } } }`);
+    expect(s.load().config.models.small?.contextWindow).toBe(12000);
+  });
 });
