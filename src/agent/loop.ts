@@ -3,6 +3,7 @@ import { addUsage, emptyUsage, type RunStatus, type StopReason, type Usage } fro
 import { toolResultMessage, type AssistantMessage, type Message, type ToolCallState, type ToolResultPart } from "../protocol/messages.ts";
 import { admitCall, learnArtifacts, type Answered, type CallGuards } from "./call.ts";
 import { costMicroUsd, estimateTokens, microToUsd } from "./cost.ts";
+import { estimateMessageTokens } from "./estimate.ts";
 import type { BudgetStop, ModelCallAdmission } from "./loop-input.ts";
 import type { LoopInput } from "./loop-input.ts";
 
@@ -240,23 +241,12 @@ function settleCallStates(history: Message[], from: number, states: Map<string, 
 async function admit(input: LoopInput, messages: readonly Message[]): Promise<ModelCallAdmission | "stopped"> {
   // Uncapped campaigns queue nothing: no estimate is computed (it would stringify the history every step).
   if (!input.campaign?.admitModelCall || !input.campaign.capped) return { ok: true, release: () => {} };
-  const chars = input.instructions.length + JSON.stringify(messages, estimateReplacer).length + (input.requestOverheadChars ?? 0);
+  const estimatedInputTokens = estimateMessageTokens(messages) + estimateTokens(input.instructions.length + (input.requestOverheadChars ?? 0));
   try {
-    return await input.campaign.admitModelCall({ estimatedInputTokens: estimateTokens(chars), ...(input.pricing ? { pricing: input.pricing } : {}), signal: input.signal });
+    return await input.campaign.admitModelCall({ estimatedInputTokens, ...(input.pricing ? { pricing: input.pricing } : {}), signal: input.signal });
   } catch {
     return "stopped"; // cancelled while waiting for its turn
   }
-}
-
-/**
- * What the estimate counts: media data is counted as a fixed size (a provider bills an image by its
- * dimensions, not its base64 length), provider data not at all (signatures, encrypted reasoning).
- */
-const MEDIA_ESTIMATE_CHARS = 4_000;
-function estimateReplacer(this: unknown, key: string, value: unknown): unknown {
-  if (key === "provider") return undefined;
-  if (key === "data" && typeof value === "string" && (this as { type?: unknown }).type === "file") return "x".repeat(Math.min(value.length, MEDIA_ESTIMATE_CHARS));
-  return value;
 }
 
 /** The per-run token ceiling (agent maxTokens) and the campaign's, whichever is passed first. */

@@ -15,7 +15,7 @@ import type { ModelCallAdmission } from "../../agent/loop-input.ts";
 import type { ArtifactStore } from "../../store/artifacts.ts";
 import { checkpointInstructions, fallbackSummary, parseCheckpoint, renderCheckpoint } from "./checkpoint.ts";
 import { chooseCut, isTurnStart } from "./cut.ts";
-import { contextBudget, createCalibration, estimateMessageTokens } from "./estimate.ts";
+import { contextBudget, createCalibration, estimateMessageTokens } from "../../agent/estimate.ts";
 import { pruneToolOutputs } from "./prune.ts";
 import { renderMessage } from "../delegation/contract.ts";
 

@@ -2,7 +2,7 @@ import { expect, test } from "bun:test";
 import fc from "fast-check";
 import { userMessage, type Message } from "../../protocol/messages.ts";
 import { chooseCut, isTurnStart, type CutOptions } from "./cut.ts";
-import { estimateMessageTokens } from "./estimate.ts";
+import { estimateMessageTokens } from "../../agent/estimate.ts";
 
 // Where compaction cuts: at a user turn, never inside a call/result exchange, keeping the current turn (CTX-04).
 

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { userMessage, type Message } from "../../protocol/messages.ts";
+import { userMessage, type Message } from "../protocol/messages.ts";
 import { contextBudget, createCalibration, estimateMessageTokens, MEDIA_PART_TOKENS } from "./estimate.ts";
 
 // The request-size estimate, its calibration from reported usage, and the usable window (CTX-01).

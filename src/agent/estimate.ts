@@ -1,4 +1,4 @@
-import type { Message } from "../../protocol/messages.ts";
+import type { Message } from "../protocol/messages.ts";
 
 /**
  * How big a request is before it is sent. Providers tokenize differently and report the real
@@ -16,8 +16,27 @@ const CHARS_PER_TOKEN = 4;
  * encrypted reasoning travel back but are not what makes a context full).
  */
 export function estimateMessageTokens(messages: readonly Message[]): number {
+  // The JSON of the array is "[" + the messages' JSON joined by "," + "]". Messages are never
+  // mutated (a changed one is a new object), so each one's size is computed once: the estimate
+  // runs before every request and must not re-serialize the whole history each time.
+  let chars = 2 + Math.max(0, messages.length - 1);
   let files = 0;
-  const json = JSON.stringify(messages, function (this: unknown, key: string, value: unknown): unknown {
+  for (const message of messages) {
+    const size = sizeOf(message);
+    chars += size.chars;
+    files += size.files;
+  }
+  return Math.ceil(chars / CHARS_PER_TOKEN) + files * MEDIA_PART_TOKENS;
+}
+
+type Size = { chars: number; files: number };
+const sizes = new WeakMap<Message, Size>();
+
+function sizeOf(message: Message): Size {
+  const known = sizes.get(message);
+  if (known) return known;
+  let files = 0;
+  const json = JSON.stringify(message, function (this: unknown, key: string, value: unknown): unknown {
     if (key === "provider") return undefined;
     if (key === "data" && typeof value === "string" && (this as { type?: unknown } | null)?.type === "file") {
       files += 1;
@@ -25,7 +44,9 @@ export function estimateMessageTokens(messages: readonly Message[]): number {
     }
     return value;
   });
-  return Math.ceil((json?.length ?? 0) / CHARS_PER_TOKEN) + files * MEDIA_PART_TOKENS;
+  const size = { chars: json?.length ?? 0, files };
+  sizes.set(message, size);
+  return size;
 }
 
 export type Calibration = {
