@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { jsonCandidates } from "../../util/json-in-text.ts";
 import type { Message, ToolResultOutput } from "../../protocol/messages.ts";
 import { ARTIFACT_REFERENCE_IN_TEXT } from "../../store/artifacts.ts";
 import { inspectPatch } from "../../tool/write-patch-parse.ts";
@@ -30,30 +31,6 @@ export function checkpointInstructions(maxSummaryTokens: number): string {
   return promptTemplate.replace(/\{\{(\w+)\}\}/g, (whole, name: string) => String(values[name] ?? whole)).trim();
 }
 
-/** The `{…}` spans at the top level of a text, in order; strings are honoured inside them. */
-function objectSpans(text: string): string[] {
-  const spans: string[] = [];
-  let depth = 0;
-  let start = -1;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i];
-    if (inString) {
-      if (ch === "\\") i++;
-      else if (ch === '"') inString = false;
-    } else if (ch === '"' && depth > 0) {
-      inString = true;
-    } else if (ch === "{") {
-      if (depth === 0) start = i;
-      depth++;
-    } else if (ch === "}" && depth > 0) {
-      depth--;
-      if (depth === 0) spans.push(text.slice(start, i + 1));
-    }
-  }
-  return spans;
-}
-
 function validated(candidate: string): Checkpoint | undefined {
   let value: unknown;
   try {
@@ -70,10 +47,8 @@ function validated(candidate: string): Checkpoint | undefined {
  * else the last `{…}` object that is a valid checkpoint. Undefined when none validates.
  */
 export function parseCheckpoint(text: string): Checkpoint | undefined {
-  const fences = [...text.matchAll(/```[a-zA-Z]*[ \t]*\n([\s\S]*?)```/g)].map((match) => match[1] ?? "").reverse();
-  const candidates = [text.trim(), ...fences, ...objectSpans(text).reverse()];
-  for (const candidate of candidates) {
-    const checkpoint = validated(candidate);
+  for (const candidate of jsonCandidates(text)) {
+    const checkpoint = validated(candidate.json);
     if (checkpoint) return checkpoint;
   }
   return undefined;

@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { jsonCandidates } from "../../util/json-in-text.ts";
 import type { Deliverable } from "../../config/effective.ts";
 import { parseArtifactUri } from "../../store/artifacts.ts";
 import type { ChildEvidence } from "./evidence.ts";
@@ -16,8 +17,6 @@ export const MAX_SUMMARY_CHARS = 4000;
 /** Entries kept per list and characters per entry text: a result is injected into the parent's context. */
 const MAX_ENTRIES = 100;
 const MAX_ENTRY_CHARS = 2000;
-/** How often the search for a trailing JSON object restarts after an unclosed brace in prose. */
-const MAX_OBJECT_RESCANS = 50;
 
 const artifactUriSchema = z.string().regex(/^artifact:\/\/[0-9a-f]{64}$/);
 const findingSchema = z.object({
@@ -229,17 +228,8 @@ const ENVELOPE_KEYS = ["status", "summary", "findings", "followUps", "steps", "v
  * fenced block, else the last top-level `{...}` object. `prose` is the rest of the text.
  */
 export function locateEnvelope(text: string): { envelope: Envelope; prose: string } | undefined {
-  const whole = asEnvelope(text.trim());
-  if (whole !== undefined) return { envelope: whole, prose: "" };
-  type Candidate = { start: number; end: number; json: string };
-  const fences: Candidate[] = [];
-  for (const fence of text.matchAll(/```[ \t]*(?:json|jsonc)?[ \t]*\r?\n([\s\S]*?)```/gi)) {
-    fences.push({ start: fence.index, end: fence.index + fence[0].length, json: fence[1] ?? "" });
-  }
-  const objects: Candidate[] = topLevelObjects(text).map((span) => ({ ...span, json: text.slice(span.start, span.end) }));
-  // Fenced blocks first (the most explicit form), each form from the end of the text backwards.
-  for (const candidate of [...fences.reverse(), ...objects.reverse()]) {
-    const envelope = asEnvelope(candidate.json.trim());
+  for (const candidate of jsonCandidates(text)) {
+    const envelope = asEnvelope(candidate.json);
     if (envelope !== undefined) return { envelope, prose: `${text.slice(0, candidate.start)}${text.slice(candidate.end)}`.trim() };
   }
   return undefined;
@@ -255,39 +245,6 @@ function asEnvelope(json: string): Envelope | undefined {
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
   return ENVELOPE_KEYS.some((key) => key in value) ? (value as Envelope) : undefined;
-}
-
-/**
- * Spans of balanced `{...}` at the top level of prose. Quotes count only inside an object (prose
- * has apostrophes and quotes of its own); an unclosed brace restarts the scan just after it.
- */
-function topLevelObjects(text: string): Array<{ start: number; end: number }> {
-  const spans: Array<{ start: number; end: number }> = [];
-  let from = 0;
-  for (let rescans = 0; rescans <= MAX_OBJECT_RESCANS; rescans++) {
-    let depth = 0;
-    let start = -1;
-    let inString = false;
-    let escaped = false;
-    for (let i = from; i < text.length; i++) {
-      const c = text[i];
-      if (depth === 0) {
-        if (c === "{") {
-          depth = 1;
-          start = i;
-        }
-      } else if (inString) {
-        if (escaped) escaped = false;
-        else if (c === "\\") escaped = true;
-        else if (c === '"') inString = false;
-      } else if (c === '"') inString = true;
-      else if (c === "{") depth++;
-      else if (c === "}" && --depth === 0) spans.push({ start, end: i + 1 });
-    }
-    if (depth === 0) break;
-    from = start + 1;
-  }
-  return spans;
 }
 
 /** The valid entries of a list field; each invalid entry is dropped and named in `problems`. */
