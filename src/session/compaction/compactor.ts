@@ -17,7 +17,7 @@ import { checkpointInstructions, fallbackSummary, parseCheckpoint, renderCheckpo
 import { chooseCut, isTurnStart } from "./cut.ts";
 import { contextBudget, createCalibration, estimateMessageTokens } from "../../agent/estimate.ts";
 import { pruneToolOutputs } from "./prune.ts";
-import { renderMessage } from "../delegation/contract.ts";
+import { newestWithin, renderMessage } from "../delegation/contract.ts";
 
 /** Where the history is compacted: messages before `cut` are replaced by `summary`. */
 export type CompactionState = { cut: number; summary: string };
@@ -89,18 +89,9 @@ function chooseStepCut(view: readonly Message[], tailTokens: number, estimate: (
 /** The head as plain lines, the earlier summary first, then the newest lines that fit `maxChars`. */
 function transcript(head: readonly Message[], maxChars: number): string {
   const lines = head.flatMap((message) => renderMessage(message, (text) => text));
-  const first = lines[0]?.startsWith("summary of earlier conversation") ? [lines.shift()!] : [];
-  const kept: string[] = [];
-  let size = first.reduce((n, line) => n + line.length + 1, 0);
-  for (let index = lines.length - 1; index >= 0; index--) {
-    if (size + lines[index]!.length + 1 > maxChars) {
-      kept.unshift(`[${index + 1} earlier lines left out]`);
-      break;
-    }
-    kept.unshift(lines[index]!);
-    size += lines[index]!.length + 1;
-  }
-  return [...first, ...kept].join("\n");
+  const first = lines[0]?.startsWith("summary of earlier conversation") ? lines.shift()! : undefined;
+  const rest = newestWithin(lines, maxChars - (first === undefined ? 0 : first.length + 1));
+  return first === undefined ? rest : `${first}\n${rest}`;
 }
 
 function summaryMessage(state: CompactionState): UserMessage {

@@ -73,7 +73,7 @@ function turnsOf(history: readonly Message[]): Message[][] {
 }
 
 /** Keeps the newest lines that fit, saying how much older text was left out. */
-function newestWithin(lines: string[], max: number): string {
+export function newestWithin(lines: string[], max: number): string {
   const kept: string[] = [];
   let size = 0;
   for (let index = lines.length - 1; index >= 0; index--) {
