@@ -1,6 +1,7 @@
 import { expect, test } from "bun:test";
 import { emptyUsage, type Usage } from "../protocol/events.ts";
-import { costMicroUsd, estimateTokens, microToUsd } from "./cost.ts";
+import { costMicroUsd, microToUsd } from "./cost.ts";
+import { estimateTokens } from "./estimate.ts";
 
 // What a step costs (integer micro-USD) from reported usage × configured prices (BUD-02, BUD-04).
 

@@ -18,8 +18,3 @@ export function costMicroUsd(usage: Usage, pricing: ModelPricing | undefined): n
 export function microToUsd(micro: number): number {
   return Number((micro / 1_000_000).toFixed(6));
 }
-
-/** A request's input size in tokens, estimated from its characters (about four per token, rounded up). */
-export function estimateTokens(chars: number): number {
-  return Math.ceil(chars / 4);
-}

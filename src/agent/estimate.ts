@@ -15,6 +15,11 @@ const CHARS_PER_TOKEN = 4;
  * `data` counted as MEDIA_PART_TOKENS per file part and `provider` data left out (signatures and
  * encrypted reasoning travel back but are not what makes a context full).
  */
+/** A size in characters as tokens (about four characters a token), rounded up. */
+export function estimateTokens(chars: number): number {
+  return Math.ceil(chars / CHARS_PER_TOKEN);
+}
+
 export function estimateMessageTokens(messages: readonly Message[]): number {
   // The JSON of the array is "[" + the messages' JSON joined by "," + "]". Messages are never
   // mutated (a changed one is a new object), so each one's size is computed once: the estimate
@@ -26,7 +31,7 @@ export function estimateMessageTokens(messages: readonly Message[]): number {
     chars += size.chars;
     files += size.files;
   }
-  return Math.ceil(chars / CHARS_PER_TOKEN) + files * MEDIA_PART_TOKENS;
+  return estimateTokens(chars) + files * MEDIA_PART_TOKENS;
 }
 
 type Size = { chars: number; files: number };

@@ -2,8 +2,8 @@ import type { ProviderFailure } from "../llm/errors.ts";
 import { addUsage, emptyUsage, type RunStatus, type StopReason, type Usage } from "../protocol/events.ts";
 import { toolResultMessage, type AssistantMessage, type Message, type ToolCallState, type ToolResultPart } from "../protocol/messages.ts";
 import { admitCall, learnArtifacts, type Answered, type CallGuards } from "./call.ts";
-import { costMicroUsd, estimateTokens, microToUsd } from "./cost.ts";
-import { estimateMessageTokens } from "./estimate.ts";
+import { costMicroUsd, microToUsd } from "./cost.ts";
+import { estimateMessageTokens, estimateTokens } from "./estimate.ts";
 import type { BudgetStop, ModelCallAdmission } from "./loop-input.ts";
 import type { LoopInput } from "./loop-input.ts";
 

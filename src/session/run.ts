@@ -31,7 +31,8 @@ import { configuredFiles, coordinatorRunner, pickAgent, pickModel, pickWorkflow,
 import { runWorkflow, workflowLoopResult } from "./workflow-run.ts";
 import { campaignCeilings, runCeilings, WORK_DEPTH_PRESETS } from "../config/work-depth.ts";
 import { gatesFor } from "./gates.ts";
-import { costMicroUsd, estimateTokens, microToUsd } from "../agent/cost.ts";
+import { costMicroUsd, microToUsd } from "../agent/cost.ts";
+import { estimateTokens } from "../agent/estimate.ts";
 import { createCompactor, type CompactionState } from "./compaction/compactor.ts";
 import { createTodoTool } from "../tool/todo.ts";
 import type { PlanItem } from "../tool/define.ts";

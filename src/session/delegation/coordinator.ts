@@ -16,7 +16,7 @@ import { rehydrateChild } from "./rehydrate.ts";
 import { runSchedule } from "./schedule-run.ts";
 import { createGate, lendAll, type Gate } from "./slots.ts";
 import type { ChildRecord, CoordinatorDeps, DelegationProvider, ParentPlace, RunDelegation } from "./types.ts";
-import type { AgentProfile, Deliverable, WorkDepth } from "../../config/schema.ts";
+import { WORK_DEPTHS, type AgentProfile, type Deliverable, type WorkDepth } from "../../config/schema.ts";
 import type { Campaign } from "../run-context.ts";
 import { DEFAULT_WAIT_MS, type ScheduleTaskInput } from "../../tool/delegate.ts";
 import { DelegationRefusedError as DelegationRefused } from "./refused.ts";
@@ -31,8 +31,7 @@ function reservedRuns(depth: WorkDepth, deliverable: Deliverable): number {
   if (deliverable === "test_result") return gated ? 1 : 0;
   return gated ? 2 : 1;
 }
-const DEPTH_ORDER: readonly WorkDepth[] = ["flash", "medium", "pro", "ultra"];
-const shallower = (a: WorkDepth, b: WorkDepth): WorkDepth => (DEPTH_ORDER.indexOf(a) <= DEPTH_ORDER.indexOf(b) ? a : b);
+const shallower = (a: WorkDepth, b: WorkDepth): WorkDepth => (WORK_DEPTHS.indexOf(a) <= WORK_DEPTHS.indexOf(b) ? a : b);
 /** Finished children kept in memory per session for `send`/`inspect`; older ones are dropped (shared ones can be rebuilt from the store). */
 export const MAX_RETAINED_CHILDREN = 256;
 
