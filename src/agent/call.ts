@@ -63,7 +63,7 @@ export async function admitCall(
   stoppedBy: StopReason | undefined,
 ): Promise<Admitted> {
   const tool = input.tools.get(call.tool);
-  const prepared = tool && call.invalid === undefined ? tool.prepare(call.input, { roots: input.roots, ...(input.sensitiveFiles ? { sensitiveFiles: input.sensitiveFiles } : {}) }) : undefined;
+  const prepared = tool && call.invalid === undefined ? tool.prepare(call.input, { roots: input.roots, ...(input.sensitiveFiles ? { sensitiveFiles: input.sensitiveFiles } : {}), ...(input.services.mcpContent ? { mcpContent: input.services.mcpContent } : {}) }) : undefined;
   const classification = prepared?.ok ? prepared.classification : undefined;
   input.emit({
     type: "tool.requested",
@@ -180,6 +180,7 @@ export async function admitCall(
         ask: (question) => input.ask(question, input.signal),
         ...(input.services.delegation ? { delegation: input.services.delegation } : {}),
         ...(input.services.updatePlan ? { updatePlan: input.services.updatePlan } : {}),
+        ...(input.services.mcpContent ? { mcpContent: input.services.mcpContent } : {}),
       });
       await input.hooks?.afterToolCall?.(hookCall, result);
       return answer(result.status, modelOutput(input, result), result.output, {

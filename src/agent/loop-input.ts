@@ -7,7 +7,7 @@ import type { Rule } from "../policy/rules.ts";
 import type { Redactor } from "../security/redact.ts";
 import type { Roots } from "../security/roots.ts";
 import type { ArtifactStore } from "../store/artifacts.ts";
-import type { AskRequest, Classification, Delegation, PlanItem, Tool, ToolResult } from "../tool/define.ts";
+import type { AskRequest, Classification, Delegation, McpContentAccess, PlanItem, Tool, ToolResult } from "../tool/define.ts";
 import type { WebSearchAccess } from "../tool/search.ts";
 import type { NetworkAccess } from "../tool/url-fetch.ts";
 import type { Env } from "../util/env.ts";
@@ -83,6 +83,8 @@ export type ToolServices = {
   delegation?: Delegation;
   /** The run's progress ledger changed (todo tool). */
   updatePlan?(items: PlanItem[]): void;
+  /** Resources and prompts of the agent's MCP servers (`read mcp://content/…`). */
+  mcpContent?: McpContentAccess;
 };
 
 export type LoopInput = {

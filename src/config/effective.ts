@@ -155,6 +155,8 @@ export type McpStdioServer = {
   cwd: string;
   env: Record<string, string>;
   enabled: boolean;
+  /** How long it may take to start and list its tools (default 10 s); a run goes on without it after that. */
+  startupTimeoutMs?: number;
 };
 
 export type McpHttpServer = {
@@ -162,6 +164,7 @@ export type McpHttpServer = {
   url: string;
   headers: Record<string, string>;
   enabled: boolean;
+  startupTimeoutMs?: number;
   oauth: boolean | McpOAuthSettings;
 };
 

@@ -53,7 +53,16 @@ describe("tool names in profiles", () => {
     expect(missing.problem).toBe(`unknown MCP server "docs" in "mcp:docs:*" (no MCP server is configured under "mcp")`);
 
     s.project(`{ "mcp": { "docs": { "type": "stdio", "command": "docs-mcp" }, "issues": { "type": "http", "url": "https://mcp.example.com" } } }`);
+    // An `mcp:` entry narrows a server the agent may use; it does not grant the server.
+    const notAllowed = loadError(() => s.load());
+    expect(notAllowed.keyPath).toBe("agents.x.tools[1]");
+    expect(notAllowed.problem).toBe(`"mcp:docs:*" names MCP server "docs", which is not in agents.x.mcpServers (add it there to let the agent use the server)`);
+    s.user(`{ "agents": { "x": { "tools": ["read", "mcp:docs:*", "mcp:docs:search_pages"], "mcpServers": ["docs"] } } }`);
     expect(s.load().config.agents.x?.tools).toEqual(["read", "mcp:docs:*", "mcp:docs:search_pages"]);
+    s.user(`{ "agents": { "x": { "mcpServers": ["docs", "nope"] } } }`);
+    const unknownServer = loadError(() => s.load());
+    expect(unknownServer.keyPath).toBe("agents.x.mcpServers[1]");
+    expect(unknownServer.problem).toBe(`unknown MCP server "nope" (MCP servers: docs, issues)`);
 
     s.user(`{ "agents": { "x": { "tools": ["mcp:ghost:*"] } } }`);
     expect(loadError(() => s.load()).problem).toBe(`unknown MCP server "ghost" in "mcp:ghost:*" (MCP servers: docs, issues)`);
@@ -85,14 +94,14 @@ describe("tool names in profiles", () => {
 });
 
 describe("what is not enforced yet", () => {
-  test("tools: MCP tools are not available yet; the six core tools are", () => {
-    expect(toolMark("mcp:docs:*")).toBe("not yet available");
+  test("tools: MCP tool entries and the six core tools are all live", () => {
+    expect(toolMark("mcp:docs:*")).toBeUndefined();
     for (const tool of PROFILE_CORE_TOOLS) expect(toolMark(tool)).toBeUndefined();
   });
 
-  test("fields: skills and MCP settings are marked; delegation settings, model, mode and budgets are live", () => {
-    for (const field of ["skills", "mcpServers"] as const) expect(fieldMark(field)).toBe("not yet available");
-    const live = ["model", "permissionMode", "tools", "maxSteps", "maxToolCalls", "maxTokens", "timeoutMs", "prompt", "promptFile", "canDelegateTo", "accepts", "maxChildren", "workspaceMode"] as const;
+  test("fields: skills are marked; MCP servers, delegation settings, model, mode and budgets are live", () => {
+    expect(fieldMark("skills")).toBe("not yet available");
+    const live = ["mcpServers", "model", "permissionMode", "tools", "maxSteps", "maxToolCalls", "maxTokens", "timeoutMs", "prompt", "promptFile", "canDelegateTo", "accepts", "maxChildren", "workspaceMode"] as const;
     for (const field of live) expect(fieldMark(field)).toBeUndefined();
   });
 

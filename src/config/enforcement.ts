@@ -31,10 +31,9 @@ export const NOT_YET_ENFORCED: {
   /** Workspace modes whose isolation is not built (a run uses the shared workspace as is). */
   readonly workspaceModes: readonly WorkspaceMode[];
 } = {
-  tools: ["mcp:*"],
+  tools: [],
   fields: {
     skills: "not yet available",
-    mcpServers: "not yet available",
   },
   workspaceModes: [],
 };

@@ -170,9 +170,19 @@ function finalizeAgents(merged: MergedConfig, models: Record<string, ResolvedMod
     (agent.canDelegateTo ?? []).forEach((target, position) => {
       if (!names.includes(target)) fail(["agents", name, "canDelegateTo", position], `unknown agent "${target}" (agents: ${names.join(", ")})`);
     });
+    (agent.mcpServers ?? []).forEach((server, position) => {
+      if (!mcpServers.includes(server)) {
+        fail(["agents", name, "mcpServers", position], `unknown MCP server "${server}" (${mcpServers.length > 0 ? `MCP servers: ${mcpServers.join(", ")}` : 'no MCP server is configured under "mcp"'})`);
+      }
+    });
     (agent.tools ?? []).forEach((tool, position) => {
       const problem = toolNameProblem(tool, mcpServers);
       if (problem !== undefined) fail(["agents", name, "tools", position], problem);
+      // `mcp:` entries narrow a server the agent may use; they never grant one.
+      const server = mcpToolServer(tool);
+      if (problem === undefined && server !== undefined && !(agent.mcpServers ?? []).includes(server)) {
+        fail(["agents", name, "tools", position], `"${tool}" names MCP server "${server}", which is not in agents.${name}.mcpServers (add it there to let the agent use the server)`);
+      }
     });
     agents[name] = defined({
       ...agent,
@@ -258,10 +268,18 @@ function finalizeMcp(merged: MergedConfig, layers: readonly ConfigLayer[], origi
         cwd: server.cwd ?? (declaring === undefined ? "/" : dirname(declaring)),
         env: server.env ?? {},
         enabled: server.enabled ?? true,
+        ...(server.startupTimeoutMs !== undefined ? { startupTimeoutMs: server.startupTimeoutMs } : {}),
       };
     } else {
       if (server.url === undefined) fail(["mcp", id], "an http server needs a url");
-      servers[id] = { type: "http", url: server.url!, headers: server.headers ?? {}, enabled: server.enabled ?? true, oauth: server.oauth ?? false };
+      servers[id] = {
+        type: "http",
+        url: server.url!,
+        headers: server.headers ?? {},
+        enabled: server.enabled ?? true,
+        oauth: server.oauth ?? false,
+        ...(server.startupTimeoutMs !== undefined ? { startupTimeoutMs: server.startupTimeoutMs } : {}),
+      };
     }
   }
   return servers;

@@ -276,7 +276,7 @@ describe("validation errors", () => {
     ["defaultContext", `{"multiAgent": {"defaultContext": "everything"}}`, "multiAgent.defaultContext", "none, summary, full, recent"],
     ["safeSearch", `{"webSearch": {"safeSearch": "extra"}}`, "webSearch.safeSearch", "off, moderate, strict"],
     ["webSearch provider", `{"webSearch": {"provider": "google"}}`, "webSearch.provider", "brave"],
-    ["mcp type", `{"mcp": {"x": {"type": "sse"}}}`, "mcp.x.type", "stdio, http"],
+    ["mcp type", `{"mcp": {"x": {"type": "websocket"}}}`, "mcp.x.type", "stdio, http"],
     ["version", `{"version": 3}`, "version", "1, 2"],
   ];
   for (const [name, text, keyPath, allowed] of enumCases) {
@@ -288,6 +288,12 @@ describe("validation errors", () => {
       expect(error.message).toContain(`(allowed: ${allowed}`);
     });
   }
+
+  test("the legacy SSE transport is refused with a message that names the replacement", () => {
+    const error = problem(`{"mcp": {"x": {"type": "sse", "url": "https://x.example/sse"}}}`);
+    expect(error.keyPath).toBe("mcp.x.type");
+    expect(error.message).toContain(`mcp.x.type: "sse" (the legacy HTTP+SSE transport) is not supported: use "http" (Streamable HTTP)`);
+  });
 
   test("an unknown key is rejected and the allowed keys are listed, pointing at the key", () => {
     const error = problem(`{\n  "agents": {\n    "build": { "colour": "red" }\n  }\n}`);

@@ -252,12 +252,14 @@ const mcpServerSchema = z.discriminatedUnion("type", [
     cwd: nonEmpty.optional(),
     env: z.record(envVarName, z.string()).optional(),
     enabled: bool.optional(),
+    startupTimeoutMs: posInt.optional(),
   }),
   z.strictObject({
     type: z.literal("http"),
     url: httpUrl.optional(),
     headers: headers.optional(),
     enabled: bool.optional(),
+    startupTimeoutMs: posInt.optional(),
     oauth: oauthSchema.optional(),
   }),
 ]);

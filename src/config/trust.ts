@@ -1,9 +1,9 @@
-import { chmodSync, closeSync, fchmodSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
-import { hostname } from "node:os";
+import { chmodSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import * as z from "zod";
 import type { Env } from "../util/env.ts";
 import { canonicalPath } from "../util/paths.ts";
+import { PrivateFileError, withFileLock, writePrivateFileAtomically } from "../util/private-file.ts";
 import { ConfigError } from "./errors.ts";
 import { configDir, findProjectConfig, projectRootOf } from "./paths.ts";
 
@@ -151,15 +151,24 @@ export function trustWorkspace(workspace: string, env: Env, files?: Record<strin
   const dir = configDir(env);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   chmodSync(dir, 0o700);
-  withLock(`${trustFile(env)}.lock`, () => {
-    const recorded = readTrustEntries(env);
-    if (current(recorded)) return;
-    const index = recorded.findIndex((known) => known.path === canonical);
-    const workspaces = [...recorded];
-    if (index === -1) workspaces.push(entry);
-    else workspaces[index] = entry;
-    writePrivateFileAtomically(trustFile(env), `${JSON.stringify({ version: 2, workspaces }, null, 2)}\n`, dir);
-  });
+  try {
+    withFileLock(
+      `${trustFile(env)}.lock`,
+      () => {
+        const recorded = readTrustEntries(env);
+        if (current(recorded)) return;
+        const index = recorded.findIndex((known) => known.path === canonical);
+        const workspaces = [...recorded];
+        if (index === -1) workspaces.push(entry);
+        else workspaces[index] = entry;
+        writePrivateFileAtomically(trustFile(env), `${JSON.stringify({ version: 2, workspaces }, null, 2)}\n`, dir);
+      },
+      { label: "trust lock" },
+    );
+  } catch (error) {
+    if (error instanceof PrivateFileError) throw new ConfigError(error.message, { file: error.file });
+    throw error;
+  }
   return canonical;
 }
 
@@ -167,128 +176,4 @@ function sameFiles(a: Record<string, string> | undefined, b: Record<string, stri
   if (a === undefined) return false;
   const keys = Object.keys(a);
   return keys.length === Object.keys(b).length && keys.every((key) => Object.hasOwn(b, key) && b[key] === a[key]);
-}
-
-/** How long to wait for another process's lock; an update holds it for milliseconds. */
-const LOCK_WAIT_MS = 10_000;
-/** A lock older than this is abandoned whoever holds it (a hung or killed process on another host). */
-const LOCK_STALE_MS = 30_000;
-
-type LockHolder = { pid: number; host: string; token: string };
-
-/**
- * Runs `update` holding an exclusive lock file: created with O_EXCL, holding the owner's pid, host
- * and a random token, removed afterwards only if it is still ours. A lock whose owner died (same
- * host, pid gone) or that is older than LOCK_STALE_MS is broken.
- */
-function withLock(lock: string, update: () => void): void {
-  const holder: LockHolder = { pid: process.pid, host: hostname(), token: crypto.randomUUID() };
-  const deadline = Date.now() + LOCK_WAIT_MS;
-  for (let delay = 2; !tryLock(lock, holder); delay = Math.min(delay * 2, 64)) {
-    if (breakStaleLock(lock)) continue;
-    if (Date.now() > deadline) {
-      throw new ConfigError(`another zero process has held the trust lock for ${LOCK_WAIT_MS / 1000} s; if none is running, delete the lock file`, { file: lock });
-    }
-    sleepSync(delay / 2 + Math.random() * delay); // jittered, so waiting processes do not retry in step
-  }
-  try {
-    update();
-  } finally {
-    if (readHolder(lock)?.token === holder.token) rmSync(lock, { force: true });
-  }
-}
-
-function tryLock(lock: string, holder: LockHolder): boolean {
-  let fd: number;
-  try {
-    fd = openSync(lock, "wx", 0o600);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
-    throw new ConfigError(`cannot create the trust lock: ${(error as Error).message}`, { file: lock });
-  }
-  try {
-    writeSync(fd, JSON.stringify(holder));
-  } finally {
-    closeSync(fd);
-  }
-  return true;
-}
-
-function readHolder(path: string): Partial<LockHolder> | undefined {
-  try {
-    return JSON.parse(readFileSync(path, "utf8")) as Partial<LockHolder>;
-  } catch {
-    return undefined; // gone, or created but not written yet
-  }
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
-/**
- * Removes the lock when it is stale; true when the caller should retry at once (also when the lock
- * vanished meanwhile). Two processes may judge the same lock stale: each first renames it to a
- * private name and checks that what it moved is the very file it judged (same inode), so a fresh
- * lock a faster process already took is put back instead of deleted.
- */
-function breakStaleLock(lock: string): boolean {
-  const judged = statSync(lock, { throwIfNoEntry: false });
-  if (judged === undefined) return true;
-  const holder = readHolder(lock);
-  const ownerDead = holder?.host === hostname() && typeof holder.pid === "number" && holder.pid !== process.pid && !processAlive(holder.pid);
-  if (!ownerDead && Date.now() - judged.mtimeMs < LOCK_STALE_MS) return false;
-  const aside = `${lock}.${process.pid}.${crypto.randomUUID()}.stale`;
-  try {
-    renameSync(lock, aside);
-  } catch {
-    return true; // someone else moved it first
-  }
-  try {
-    const moved = statSync(aside);
-    if (moved.ino !== judged.ino || moved.dev !== judged.dev) {
-      try {
-        linkSync(aside, lock); // a live lock: back it goes, unless yet another process holds the name now
-      } catch {
-        // EEXIST: that newer lock stands; the one moved aside is lost to its owner, who then leaves it alone
-      }
-    }
-  } finally {
-    rmSync(aside, { force: true });
-  }
-  return true;
-}
-
-function sleepSync(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-}
-
-/**
- * Writes through an exclusive temp file in the same directory and renames it over the target, so a
- * reader sees the old or the new record, never half of one. Directory 0700, file 0600.
- */
-function writePrivateFileAtomically(file: string, content: string, dir: string): void {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  chmodSync(dir, 0o700);
-  // Web Crypto is global; importing node:crypto would cost every load ~5 ms for a rare write.
-  const temp = join(dir, `.trusted-workspaces.${process.pid}.${crypto.randomUUID()}.tmp`);
-  const fd = openSync(temp, "wx", 0o600);
-  try {
-    try {
-      fchmodSync(fd, 0o600);
-      writeSync(fd, content);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(temp, file);
-  } catch (error) {
-    rmSync(temp, { force: true });
-    throw error;
-  }
 }

@@ -121,6 +121,7 @@ function unionMessage(issue: z.core.$ZodRawIssue<z.core.$ZodIssueInvalidUnion>):
     const allowed = ((issue.options as unknown[] | undefined) ?? []).map(String).join(", ");
     const input = issue.input;
     const value = typeof input === "object" && input !== null ? (input as Record<string, unknown>)[issue.discriminator] : undefined;
+    if (value === "sse" && allowed === "stdio, http") return `"sse" (the legacy HTTP+SSE transport) is not supported: use "http" (Streamable HTTP) with the server's Streamable HTTP endpoint`;
     return value === undefined ? `is required (allowed: ${allowed})` : `invalid value ${describeValue(value)} (allowed: ${allowed})`;
   }
   const expected = issue.errors.flatMap((problems) =>

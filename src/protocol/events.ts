@@ -351,6 +351,15 @@ export const planUpdatedSchema = z.object({
   items: z.array(z.object({ content: z.string(), status: z.enum(["pending", "in_progress", "completed"]) })),
 });
 
+/** Something the run wants a person to know that is not an error of the run (an MCP server that is unavailable). */
+export const noticeSchema = z.object({
+  ...base,
+  type: z.literal("notice"),
+  /** What the notice is about: `mcp` for MCP servers. */
+  source: z.string(),
+  message: z.string(),
+});
+
 export const runtimeEventSchema = z.discriminatedUnion("type", [
   runStartedSchema,
   stepStartedSchema,
@@ -373,6 +382,7 @@ export const runtimeEventSchema = z.discriminatedUnion("type", [
   planUpdatedSchema,
   contextUpdatedSchema,
   contextCompactedSchema,
+  noticeSchema,
 ]);
 
 export type RuntimeEvent = z.infer<typeof runtimeEventSchema>;

@@ -45,7 +45,7 @@ import { setSafeTimeout } from "../util/timers.ts";
 import { createEmitter, type EventListener } from "./emitter.ts";
 import { createEventRedaction } from "./event-redaction.ts";
 import { createCampaign, eventStamp, type Campaign } from "./run-context.ts";
-import { buildToolSet, coreToolSource, type ToolSource } from "./tool-sources.ts";
+import { coreToolSource, toolsForAgent, type ToolSource } from "./tool-sources.ts";
 import { networkAccessFor, webSearchAccessFor } from "./network.ts";
 import { createRunRecorder, titleFrom, type CheckpointMeta } from "./recorder.ts";
 import type { Continuation } from "./resume.ts";
@@ -165,8 +165,15 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
   // A continuation keeps its saved model unless --model replaces it on purpose. A workflow's
   // --model goes to every phase; its coordinator calls no model.
   const model = pickModel(config, overrides.model ?? saved?.model.alias ?? (workflow ? config.agents[workflow.steps[0]!.agent]!.model : agent.model), overrides.model !== undefined);
-  const tools = buildToolSet(agent, request.toolSources ?? [coreToolSource()]);
+  const sourced = await toolsForAgent(agent, request.toolSources ?? [coreToolSource()]);
+  const tools = sourced.tools;
   for (const name of child?.withoutTools ?? []) tools.delete(name);
+  // A path-scoped child gets nothing of MCP servers: what they do cannot be confined to its paths.
+  if (child?.scope) {
+    for (const name of tools.keys()) if (name.startsWith("mcp__")) tools.delete(name);
+    delete sourced.content;
+    sourced.instructions = [];
+  }
   const permissionMode = runPermission(request, agent);
   const workDepth = overrides.depth ?? (saved?.workDepth as WorkDepth | undefined) ?? config.workDepth;
   // Non-trivial depths get the run-private progress ledger (not one of the six tools: it touches nothing).
@@ -208,7 +215,7 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
       platform: process.platform,
     },
     readPromptTexts(agent, roots),
-  );
+  ) + sourced.instructions.map((line) => `\n\n${line}`).join("");
 
   // Large outputs live in the workspace's private state directory, created on first use.
   const artifacts = createArtifactStore(join(workspaceStateDir(request.env, roots.workspace), "artifacts"));
@@ -412,6 +419,7 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
         speed: overrides.speed ?? model.speed ?? null,
         budgets: { ...limits, maxTokens: limits.maxTokens ?? null, timeoutMs, deadline: deadline.toISOString() },
       });
+      for (const notice of sourced.notices) emit({ type: "notice", ...notice });
       const result = workflow
         ? await coordinate(workflow, history)
         : await runLoop({
@@ -439,6 +447,7 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
           webSearch: webSearchAccessFor(config.webSearch, request.env),
           ...(delegation ? { delegation: delegation.delegation } : {}),
           updatePlan: (items) => plan?.(items),
+          ...(sourced.content ? { mcpContent: sourced.content } : {}),
         },
         modelCapabilities: model.capabilities,
         ...(model.pricing ? { pricing: model.pricing } : {}),

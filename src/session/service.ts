@@ -214,6 +214,7 @@ export function createSessionService(options: SessionServiceOptions) {
         tempRoot: options.tempRoot ?? tmpdir(),
         workspaces,
         ...(options.log ? { log: options.log } : {}),
+        ...(options.toolSources ? { toolSources: options.toolSources } : {}),
       });
       coordinators.set(id, created);
       return created;

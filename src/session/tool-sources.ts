@@ -1,13 +1,25 @@
 import type { AgentProfile } from "../config/schema.ts";
-import type { Tool } from "../tool/define.ts";
+import type { McpContentAccess, Tool } from "../tool/define.ts";
 import { CORE_TOOL_NAMES, createToolRegistry } from "../tool/registry.ts";
 import { UsageError } from "../util/errors.ts";
 
 /**
- * Where a run's tools come from. Core tools today; MCP servers and plugins
- * add sources of their own, and a run's tool set is built from all of them.
+ * Where a run's tools come from: the core tools, and sources above the session (MCP servers;
+ * plugins later) that decide per agent what it may have. A run's tool set is built from all.
  */
-export type ToolSource = { name: string; tools(): Iterable<Tool> };
+export type ToolSource = {
+  name: string;
+  /** Settles when the source knows its tools (its servers connected, or given up on). */
+  ready?(): Promise<void>;
+  /** The tools this agent may have from this source (the core source offers all; the agent's list picks). */
+  tools(agent: AgentProfile): Iterable<Tool>;
+  /** What the run should tell about this agent's part of the source (a server that is unavailable). */
+  notices?(agent: AgentProfile): string[];
+  /** `read mcp://content/…` for this agent, when it may use servers with resources or prompts. */
+  content?(agent: AgentProfile): McpContentAccess | undefined;
+  /** A line for the system prompt, when the agent should know something about this source. */
+  instructions?(agent: AgentProfile): string | undefined;
+};
 
 export function coreToolSource(): ToolSource {
   return { name: "core", tools: () => createToolRegistry().values() };
@@ -20,22 +32,39 @@ export function unavailableCoreTools(): string[] {
 }
 
 /**
- * The tools the agent's allowlist names, from the given sources. A name no
- * source can provide was already refused by the config check (file:line); MCP tools are not
- * offered until their source exists.
+ * The agent's tools: the core tools its allowlist names, then whatever the other sources give
+ * this agent (they apply its `mcpServers` and `mcp:` entries themselves). A name no source can
+ * provide was already refused by the config check (file:line).
  */
 export function buildToolSet(agent: AgentProfile, sources: readonly ToolSource[]): Map<string, Tool> {
+  const core = sources.find((source) => source.name === "core") ?? coreToolSource();
   const available = new Map<string, Tool>();
-  for (const source of sources) for (const tool of source.tools()) if (!available.has(tool.name)) available.set(tool.name, tool);
+  for (const tool of core.tools(agent)) available.set(tool.name, tool);
   const tools = new Map<string, Tool>();
   for (const name of agent.tools) {
     const tool = available.get(name);
     if (tool) tools.set(name, tool);
-    // MCP names were checked against the configured servers when the config loaded; until the
-    // MCP source exists they are not offered (and `zero agents` says so).
+    // `mcp:` entries narrow what the MCP source offers; they are not tools themselves.
     else if (!(CORE_TOOL_NAMES as readonly string[]).includes(name) && !name.startsWith("mcp:")) {
       throw new UsageError(`agents.${agent.name}.tools: no tool source provides '${name}' (known tools: ${[...available.keys(), ...unavailableCoreTools()].join(", ")})`);
     }
   }
+  for (const source of sources) {
+    if (source === core) continue;
+    for (const tool of source.tools(agent)) if (!tools.has(tool.name)) tools.set(tool.name, tool);
+  }
   return tools;
+}
+
+/** What the sources give one agent's run: its tools, notices for the run, content access and prompt lines. */
+export type AgentTools = { tools: Map<string, Tool>; notices: Array<{ source: string; message: string }>; content?: McpContentAccess; instructions: string[] };
+
+/** Waits for every source to be ready, then collects what it gives this agent. */
+export async function toolsForAgent(agent: AgentProfile, sources: readonly ToolSource[]): Promise<AgentTools> {
+  await Promise.all(sources.map((source) => source.ready?.()));
+  const tools = buildToolSet(agent, sources);
+  const notices = sources.flatMap((source) => (source.notices?.(agent) ?? []).map((message) => ({ source: source.name, message })));
+  const instructions = sources.map((source) => source.instructions?.(agent)).filter((line): line is string => line !== undefined);
+  const content = sources.map((source) => source.content?.(agent)).find((access) => access !== undefined);
+  return { tools, notices, instructions, ...(content ? { content } : {}) };
 }

@@ -47,6 +47,19 @@ export type ToolContext = {
   delegation?: Delegation;
   /** Replaces the run's progress ledger (the todo tool); surfaces show it as a plan. */
   updatePlan?(items: PlanItem[]): void;
+  /** `mcp://content/…` for the read tool: the MCP servers this agent may use; absent, there are none. */
+  mcpContent?: McpContentAccess;
+};
+
+/**
+ * Resources and prompts of the MCP servers an agent may use, opened through `read`. Asking a
+ * server anything carries its transport's risk, as its tools do: execute for stdio, network for HTTP.
+ */
+export type McpContentAccess = {
+  /** The risk of a request to this server; undefined when the agent may not use it. */
+  risk(server: string): "execute" | "network" | undefined;
+  /** Reads a catalog (`mcp://content/<server>`) or one of the references it handed out. */
+  read(uri: string, ctx: ToolContext): Promise<ToolOutput>;
 };
 
 /** A question a tool puts to the user. */
@@ -94,6 +107,8 @@ export type ClassifyScope = {
    * plugins, MCP commands), canonical: changing one is sensitive like changing the config itself.
    */
   sensitiveFiles?: readonly string[];
+  /** The agent's MCP servers: a `read` of `mcp://content/…` is classified by their transport. */
+  mcpContent?: McpContentAccess;
 };
 
 export type RedactionSummary = { count: number; kinds: Record<string, number> };

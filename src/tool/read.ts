@@ -226,6 +226,13 @@ async function describeSource(source: Source, offset: number | undefined, limit:
   return textResult(source, offset, limit, ctx);
 }
 
+const MCP_CONTENT_PREFIX = "mcp://content/";
+
+/** The server id of an `mcp://content/<server>[/…]` reference. */
+function mcpContentServer(uri: string): string {
+  return uri.slice(MCP_CONTENT_PREFIX.length).split(/[/?#]/, 1)[0] ?? "";
+}
+
 async function readArtifact(path: string, offset: number | undefined, limit: number | undefined, ctx: ToolContext): Promise<ToolOutput> {
   const sha = parseArtifactUri(path);
   if (sha === undefined) throw new Error(`${path} is not a valid reference (expected artifact://<64 hex characters>)`);
@@ -243,8 +250,14 @@ export const readTool = defineTool({
   input,
   // A direct read of a secret-like file (.env, keys, credentials) is its own operation, so
   // policy can ask first. Judged on the name asked for and on where it really leads.
-  classify: ({ path }, { roots }) => {
+  classify: ({ path }, { roots, mcpContent }) => {
     if (isHttpUrl(path)) return { risk: "network", operation: "network", target: urlTarget(path) };
+    if (path.startsWith(MCP_CONTENT_PREFIX)) {
+      // Asking a server anything carries its transport's risk; an unknown server fails when run.
+      const server = mcpContentServer(path);
+      const risk = mcpContent?.risk(server) ?? "network";
+      return { risk, operation: risk, target: escapeTarget(`mcp:${server}:content`) };
+    }
     if (path.startsWith("artifact://")) return { risk: "read", operation: "read", target: escapeTarget(path) };
     const resolved = roots ? resolveInRoots(roots, path, "read") : undefined;
     const secret = isSecretLikePath(path) || (resolved?.ok === true && isSecretLikePath(resolved.value.relative));
@@ -252,6 +265,12 @@ export const readTool = defineTool({
   },
   async execute({ path, offset, limit }, ctx) {
     if (isHttpUrl(path)) return readUrl(path, ctx);
+    if (path.startsWith(MCP_CONTENT_PREFIX)) {
+      if (!ctx.mcpContent || ctx.mcpContent.risk(mcpContentServer(path)) === undefined) {
+        throw new Error(`${path.slice(0, 200)}: no MCP server "${mcpContentServer(path).slice(0, 100)}" is available to this agent`);
+      }
+      return ctx.mcpContent.read(path, ctx);
+    }
     if (isOtherUrl(path)) throw new Error(`${path.slice(0, 200)}: only http and https URLs can be read`);
     if (path.startsWith("artifact://")) return readArtifact(path, offset, limit, ctx);
     const checked = resolveInRoots(ctx.roots, path, "read");

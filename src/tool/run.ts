@@ -32,13 +32,14 @@
  * including network access.
  */
 import { spawn } from "node:child_process";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import type { Readable } from "node:stream";
 import { z } from "zod";
 import { reachesNetwork } from "../policy/network-command.ts";
 import { normalizeCommand } from "../policy/shell-words.ts";
 import { resolveInRoots } from "../security/roots.ts";
+import { groupIsAlive, signalGroup, terminateGroup } from "../util/process-group.ts";
 import { setSafeTimeout } from "../util/timers.ts";
 import { defineTool } from "./define.ts";
 import { commandEnvironment } from "./run-env.ts";
@@ -62,15 +63,9 @@ export const RUN_OUTPUT_DRAIN_MS = 250;
 /** SIGTERM first; whatever is still alive after this gets SIGKILL. */
 export const RUN_KILL_GRACE_MS = 2_000;
 
-const GROUP_POLL_MS = 20;
-
 /** A per-call timeout may only shorten the configured one (limits.toolTimeoutMs). */
 export function effectiveTimeout(requested: number | undefined, callTimeoutMs: number): number {
   return Math.min(requested ?? callTimeoutMs, callTimeoutMs);
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** The promise's value, or undefined after `ms`; the timer is cleared so it cannot delay exit. */
@@ -84,51 +79,6 @@ async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** Sends a signal to a process group; false when the group no longer exists. */
-function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
-  try {
-    process.kill(-pgid, signal);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
-/**
- * True while a process of the group is alive. A zombie (exited, not yet reaped by an init that is
- * slow to reap) still answers a signal, so on Linux /proc is asked whether a live member remains.
- */
-function groupIsAlive(pgid: number): boolean {
-  if (!signalGroup(pgid, 0)) return false;
-  let entries: string[];
-  try {
-    entries = readdirSync("/proc");
-  } catch {
-    return true; // no /proc (macOS): trust the signal check
-  }
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat = "";
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-    } catch {} // exited meanwhile
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" "); // after "(comm)": state ppid pgrp
-    if (Number(fields[2]) === pgid && fields[0] !== "Z" && fields[0] !== "X") return true;
-  }
-  return false;
-}
-
-/** SIGTERM to the group, up to `graceMs` for it to go, then SIGKILL. */
-async function terminateGroup(pgid: number, graceMs: number): Promise<void> {
-  if (!signalGroup(pgid, "SIGTERM")) return;
-  const deadline = performance.now() + graceMs;
-  while (performance.now() < deadline) {
-    await sleep(GROUP_POLL_MS);
-    if (!groupIsAlive(pgid)) return;
-  }
-  signalGroup(pgid, "SIGKILL");
 }
 
 function streamEnded(stream: Readable): Promise<void> {

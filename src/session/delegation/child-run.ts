@@ -95,6 +95,7 @@ export async function runChildTurn(
       surface: deps.surface,
       overrides: { permissionMode: record.permissionMode, depth: record.workDepth, ...(record.modelOverride !== undefined ? { model: record.modelOverride } : {}) },
       agentName: record.agent.name,
+      ...(deps.toolSources ? { toolSources: deps.toolSources } : {}),
       parent: { runId: record.parentRunId, rootId: record.rootId, depth: record.depth - 1, campaign: record.parent.campaign, sessionId: record.parent.sessionId },
       child: {
         runId: record.runId,

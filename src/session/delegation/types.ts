@@ -1,3 +1,4 @@
+import type { ToolSource } from "../tool-sources.ts";
 import type { AgentProfile, EffectiveConfig, PermissionMode, WorkDepth, WorkspaceMode } from "../../config/schema.ts";
 import type { EventBody, StopReason } from "../../protocol/events.ts";
 import type { Message } from "../../protocol/messages.ts";
@@ -85,6 +86,8 @@ export type CoordinatorDeps = {
   /** Removes isolated workspaces at shutdown. */
   workspaces: { add(ws: ChildWorkspace): void; delete(ws: ChildWorkspace): void };
   log?(line: string): void;
+  /** The session's tool sources (core, MCP): a child takes from them what its own profile allows. */
+  toolSources?: readonly ToolSource[];
 };
 
 export type ChildStatus = "queued" | "running" | "completed" | "failed" | "blocked" | "cancelled" | "skipped";

@@ -58,7 +58,7 @@ describe("zero agents", () => {
     expect(implement).toContain("  permissionMode: accept-edits  workspaceMode: git-worktree\n");
   });
 
-  test("a custom profile: live settings unmarked, MCP tools and servers marked", () => {
+  test("a custom profile: live settings (MCP tools and servers included) unmarked, skills marked", () => {
     const out = agentsOutput(`{
       "mcp": { "docs": { "type": "stdio", "command": "docs-mcp" } },
       "agents": { "x": { "tools": ["read", "mcp:docs:*"], "mcpServers": ["docs"], "skills": ["notes"], "workspaceMode": "scratch",
@@ -68,10 +68,10 @@ describe("zero agents", () => {
       [
         "x",
         "  model: default → gateway openai/gpt-5.3-codex",
-        "  tools: read, mcp:docs:* (not yet available)",
+        "  tools: read, mcp:docs:*",
         "  permissionMode: full-access  workspaceMode: scratch",
         "  skills: notes (not yet available)",
-        "  mcpServers: docs (not yet available)",
+        "  mcpServers: docs",
         "  budgets: maxSteps 7, maxToolCalls 9, maxTokens 1000, timeoutMs 5000, maxChildren -",
       ].join("\n"),
     );

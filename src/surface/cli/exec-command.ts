@@ -156,10 +156,13 @@ export async function execCommand(io: CliIo): Promise<number> {
     if (output === "stream-json") {
       const mapper = createStreamJsonMapper();
       listener = (event) => {
+        // Notices (an MCP server that is unavailable) are diagnostics: stderr, never the protocol.
+        if (event.type === "notice" && !isChildEvent(event)) io.stderr(`zero exec: ${event.message}\n`);
         for (const line of mapper.map(event)) writeLine(line);
       };
     } else if (output === "json") {
       listener = (event) => {
+        if (event.type === "notice" && !isChildEvent(event)) io.stderr(`zero exec: ${event.message}\n`);
         if (event.type === "run.completed" && !isChildEvent(event)) last = event;
         if (event.type === "run.failed" && !isChildEvent(event)) failure = { code: event.error.kind === "provider" ? "provider_error" : "internal", message: event.error.message };
       };

@@ -10,6 +10,7 @@ Usage:
   zero host                   serve the NDJSON host protocol v1 to bridge programs
   zero sessions               list this workspace's sessions (--interrupted: interrupted runs)
   zero agents                 show the effective agent profiles
+  zero mcp list|login|logout  show MCP servers and their tools; sign in to or out of one
   zero init                   create zero-cli.jsonc and prompt files, and trust this workspace
   zero trust                  trust this workspace's project configuration
 
@@ -102,4 +103,25 @@ Options:
   --reasoning-effort, --speed, --depth (see 'zero run --help').
 
 The protocol is described in docs/host-protocol.md.
+`;
+
+export const MCP_HELP = `Usage: zero mcp <action> [options]
+
+Actions:
+  list              connect to every enabled MCP server and show its status, tool
+                    count, the agents that may use it and, for OAuth servers,
+                    whether zero holds tokens for it
+  login <server>    sign in to an OAuth server now: the authorization URL is
+                    printed on stderr and zero waits for the browser's callback
+                    on 127.0.0.1 (for CI and scripts, ahead of a run)
+  logout <server>   remove the tokens, discovery data and client registration
+                    zero stored for the server
+
+Options:
+      --cwd <dir>   workspace directory (default: current directory)
+      --json        one JSON object on stdout
+  -h, --help        show this help
+
+Exit codes: 0 done, 2 usage or configuration error, 3 the sign-in failed or
+timed out.
 `;

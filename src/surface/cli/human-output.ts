@@ -136,6 +136,9 @@ export function createHumanPrinter(stdout: Writer, stderr: Writer, redactor?: Re
     // Children work quietly: their start and end are shown as lines of the parent (below).
     if (isChildEvent(event)) return;
     switch (event.type) {
+      case "notice":
+        stderr(`zero: ${line(event.message, 400)}\n`);
+        return;
       case "agent.spawned":
         endLine();
         stderr(`↳ ${line(event.agent)} ${line(event.taskName)}${event.followUp ? " (follow-up)" : ""}${event.background ? " in the background" : ""}\n`);

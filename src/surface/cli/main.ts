@@ -6,6 +6,7 @@ import { agentsCommand, initCommand, trustCommand } from "./config-commands.ts";
 import type { CliIo } from "./io.ts";
 import { execCommand } from "./exec-command.ts";
 import { hostCommand } from "./host-command.ts";
+import { mcpCommand } from "./mcp-command.ts";
 import { runCommand } from "./run-command.ts";
 import { sessionsCommand } from "./sessions-command.ts";
 import { createOutput, stdinMayHaveData } from "./stdio.ts";
@@ -18,6 +19,7 @@ const COMMANDS: Record<string, (io: CliIo) => number | Promise<number>> = {
   agents: agentsCommand,
   init: initCommand,
   trust: trustCommand,
+  mcp: mcpCommand,
 };
 
 async function readAllStdin(): Promise<string | undefined> {

@@ -7,6 +7,7 @@ import { workspaceStateDir } from "../../store/state.ts";
 import { createSessionService, type SessionService } from "../../session/service.ts";
 import type { RunOverrides } from "../../session/run.ts";
 import type { CliIo } from "./io.ts";
+import { cliMcpAccess } from "./mcp-access.ts";
 import { openWorkspaceStore } from "./sessions-command.ts";
 
 /**
@@ -29,6 +30,8 @@ export function cliSessionService(
     }
     return store;
   };
+  // Host bridges have no one to open a browser: an MCP login they would need fails with a hint.
+  const mcp = cliMcpAccess(io, loaded, { interactive: options.surface !== "host" });
   const service = createSessionService({
     config: loaded.config,
     env: io.env,
@@ -38,6 +41,7 @@ export function cliSessionService(
     overrides: options.overrides,
     ...(options.interactive ? { interactive: true } : {}),
     log: (line) => io.stderr(line),
+    toolSources: mcp.sources,
     store: {
       enabled: loaded.config.storage.enabled,
       exists: () => opened || existsSync(dbFile()),
@@ -46,13 +50,17 @@ export function cliSessionService(
   });
   // Isolated child workspaces (worktrees, scratch dirs) never outlive the process, also when a
   // second Ctrl-C exits at once.
-  const onExit = () => service.shutdownSync();
+  const onExit = () => {
+    service.shutdownSync();
+    mcp.killNow();
+  };
   process.on("exit", onExit);
   return {
     service,
     store: open,
     async close() {
       await service.shutdown();
+      await mcp.close();
       process.off("exit", onExit);
       store?.close();
     },

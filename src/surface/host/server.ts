@@ -157,6 +157,7 @@ export function createHost(options: HostOptions) {
       const listener = (runtime: RuntimeEvent) => {
         // The reply is the root run's: a child's usage or failure is not the request's (its result reached the root).
         if (isChildEvent(runtime)) return;
+        if (runtime.type === "notice") options.log(`zero host: ${runtime.message}\n`);
         if (runtime.type === "context.updated") context = { tokens: runtime.tokens, window: runtime.window };
         if (runtime.type === "usage.updated") usage = { prompt_tokens: runtime.usage.inputTokens, completion_tokens: runtime.usage.outputTokens, total_tokens: runtime.usage.totalTokens };
         if (runtime.type === "run.failed") {

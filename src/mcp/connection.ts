@@ -1,0 +1,267 @@
+/**
+ * One configured MCP server: connecting (stdio or Streamable HTTP, OAuth when configured), its
+ * catalog of tools, and the requests zero makes of it. Every wait is bounded; a server that went
+ * away fails the call that needed it with the reason, and the next call connects again.
+ */
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { McpServer } from "../config/schema.ts";
+import type { Env } from "../util/env.ts";
+import { errorMessage } from "../util/errors.ts";
+import { VERSION } from "../util/version.ts";
+import { boundedFetch } from "./http-fetch.ts";
+import { BoundedStdioTransport, resolveCommand, safePath, serverEnvironment } from "./stdio-transport.ts";
+
+/** How long a server may take to start and list its tools before a run goes on without it. */
+export const DEFAULT_STARTUP_TIMEOUT_MS = 10_000;
+/** Pages of one listing; a server that keeps paging past this is cut off (with a notice). */
+export const MAX_PAGES = 20;
+/** Tools of one server offered to models. */
+export const MAX_TOOLS_PER_SERVER = 128;
+
+export type McpToolInfo = { name: string; description: string; inputSchema: Record<string, unknown> };
+export type ConnectionState = "idle" | "connecting" | "connected" | "failed" | "closed";
+
+export type ConnectionOptions = {
+  id: string;
+  server: McpServer;
+  env: Env;
+  log(line: string): void;
+  /** Whether an OAuth login may wait for a browser (false: fail with the `zero mcp login` hint). */
+  interactive: boolean;
+  startupTimeoutMs?: number;
+};
+
+/** A listing's items and why it stopped early, if it did. */
+export type Listing<T> = { items: T[]; notice?: string };
+
+/**
+ * Follows `nextCursor` at most MAX_PAGES times and never to a cursor it has seen (a server that
+ * loops), keeping at most `maxItems`.
+ */
+export async function paginate<T>(page: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string | undefined }>, maxItems: number, what: string): Promise<Listing<T>> {
+  const items: T[] = [];
+  const seen = new Set<string>();
+  let cursor: string | undefined;
+  for (let pages = 0; ; pages++) {
+    if (pages === MAX_PAGES) return { items, notice: `${what}: stopped after ${MAX_PAGES} pages` };
+    const answer = await page(cursor);
+    for (const item of answer.items) {
+      if (items.length === maxItems) return { items, notice: `${what}: only the first ${maxItems} are used` };
+      items.push(item);
+    }
+    if (answer.nextCursor === undefined || answer.nextCursor === null) return { items };
+    if (typeof answer.nextCursor !== "string" || seen.has(answer.nextCursor)) return { items, notice: `${what}: the server repeated a page cursor; listing stopped` };
+    seen.add(answer.nextCursor);
+    cursor = answer.nextCursor;
+  }
+}
+
+function withTimeout<T>(work: Promise<T>, ms: number, message: string, signal?: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(message)), ms);
+    const stop = () => reject(signal!.reason instanceof Error ? signal!.reason : new Error("cancelled"));
+    signal?.addEventListener("abort", stop, { once: true });
+    work.then(resolve, reject).finally(() => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", stop);
+    });
+  });
+}
+
+export class ServerConnection {
+  state: ConnectionState = "idle";
+  /** Why the last connection attempt failed or the connection ended. */
+  problem: string | undefined;
+  tools: McpToolInfo[] = [];
+  notices: string[] = [];
+  private client: Client | undefined;
+  private transport: Transport | undefined;
+  /** HTTP with OAuth: completes a login that a request started (the server asked for more scopes). */
+  private reauthorize: ((signal?: AbortSignal) => Promise<void>) | undefined;
+  private connecting: Promise<void> | undefined;
+  /** Aborted by `close`: a connection attempt (an OAuth login waiting for a browser) stops with it. */
+  private readonly closing = new AbortController();
+  readonly startupTimeoutMs: number;
+
+  constructor(private readonly options: ConnectionOptions) {
+    this.startupTimeoutMs = options.startupTimeoutMs ?? DEFAULT_STARTUP_TIMEOUT_MS;
+  }
+
+  get id(): string {
+    return this.options.id;
+  }
+
+  get transportKind(): "stdio" | "http" {
+    return this.options.server.type;
+  }
+
+  /** Connects and lists the tools; settles (never rejects) within the startup bound, or the OAuth bound while a login waits. */
+  connect(signal?: AbortSignal): Promise<void> {
+    if (this.state === "connected") return Promise.resolve();
+    const attemptSignal = signal ? AbortSignal.any([signal, this.closing.signal]) : this.closing.signal;
+    this.connecting ??= this.attempt(attemptSignal).finally(() => {
+      this.connecting = undefined;
+    });
+    return this.connecting;
+  }
+
+  private async attempt(signal?: AbortSignal): Promise<void> {
+    this.state = "connecting";
+    try {
+      const client = await this.open(signal);
+      const listing = await withTimeout(
+        paginate(async (cursor) => {
+          const page = await this.withReauthorization(signal, () => client.listTools(cursor === undefined ? {} : { cursor }, { timeout: this.startupTimeoutMs }));
+          return { items: page.tools, nextCursor: page.nextCursor };
+        }, MAX_TOOLS_PER_SERVER, `tools of MCP server "${this.id}"`),
+        this.startupTimeoutMs,
+        `MCP server "${this.id}" did not list its tools within ${this.startupTimeoutMs} ms`,
+        signal,
+      );
+      this.tools = listing.items.map((tool) => ({
+        name: tool.name,
+        description: typeof tool.description === "string" ? tool.description : "",
+        inputSchema: tool.inputSchema as Record<string, unknown>,
+      }));
+      this.notices = listing.notice ? [listing.notice] : [];
+      if (this.closing.signal.aborted) throw this.closing.signal.reason;
+      this.state = "connected";
+      this.problem = undefined;
+    } catch (error) {
+      if (!this.closing.signal.aborted) {
+        this.state = "failed";
+        this.problem = this.explain(error);
+      }
+      await this.dropTransport();
+    }
+  }
+
+  /** A connected client; the transport's end marks the connection closed so the next use reconnects. */
+  private async open(signal?: AbortSignal): Promise<Client> {
+    const server = this.options.server;
+    const client = new Client({ name: "zero-cli", version: VERSION }, { capabilities: {} });
+    client.onclose = () => {
+      if (this.client !== client) return;
+      this.client = undefined;
+      if (this.state === "connected") {
+        this.state = "failed";
+        this.problem = this.transport instanceof BoundedStdioTransport ? this.transport.describeExit() : "the server closed the connection";
+      }
+    };
+    if (server.type === "stdio") {
+      const path = safePath(this.options.env.PATH);
+      const transport = new BoundedStdioTransport({
+        command: resolveCommand(server.command, path),
+        args: server.args,
+        cwd: server.cwd,
+        env: serverEnvironment(this.options.env, server.env),
+      });
+      this.transport = transport;
+      this.client = client;
+      await withTimeout(client.connect(transport), this.startupTimeoutMs, `MCP server "${this.id}" did not answer initialize within ${this.startupTimeoutMs} ms`, signal);
+      return client;
+    }
+    const { connectHttp } = await import("./http-connect.ts");
+    this.client = client;
+    const http = await connectHttp(client, {
+      id: this.id,
+      server,
+      env: this.options.env,
+      log: this.options.log,
+      interactive: this.options.interactive,
+      timeoutMs: this.startupTimeoutMs,
+      fetch: boundedFetch(fetch, `MCP server "${this.id}"`),
+      ...(signal ? { signal } : {}),
+    });
+    this.transport = http.transport;
+    this.reauthorize = http.reauthorize;
+    return client;
+  }
+
+  private explain(error: unknown): string {
+    const message = errorMessage(error);
+    const exit = this.transport instanceof BoundedStdioTransport ? this.transport.describeExit() : undefined;
+    return exit !== undefined && !/exited|ended by/.test(message) && /closed|exited/.test(exit) ? `${message} (${exit})` : message;
+  }
+
+  private async dropTransport(): Promise<void> {
+    const transport = this.transport;
+    this.transport = undefined;
+    this.client = undefined;
+    this.reauthorize = undefined;
+    await transport?.close().catch(() => undefined);
+  }
+
+  /** The client, connecting again first when the server went away since the last use. */
+  async ready(signal?: AbortSignal): Promise<Client> {
+    if (this.state !== "connected" || !this.client) {
+      if (this.state === "closed") throw new Error(`MCP server "${this.id}" was closed`);
+      await this.connect(signal);
+    }
+    if (this.state !== "connected" || !this.client) throw new Error(`MCP server "${this.id}" is unavailable: ${this.problem ?? "not connected"}`);
+    return this.client;
+  }
+
+  /** Calls one tool; a server that goes away during the call fails it with the reason. */
+  async callTool(name: string, args: Record<string, unknown>, options: { signal: AbortSignal; timeoutMs: number; onProgress?(message: string): void }) {
+    const client = await this.ready(options.signal);
+    try {
+      return await this.withReauthorization(options.signal, () => this.call(client, name, args, options));
+    } catch (error) {
+      if (options.signal.aborted) throw error;
+      if (this.state !== "connected") throw new Error(`MCP server "${this.id}" went away during the call: ${this.problem ?? errorMessage(error)}`);
+      throw error;
+    }
+  }
+
+  /** Runs a request; when the server wants a new authorization (step-up), waits for the login once and runs it again. */
+  async withReauthorization<T>(signal: AbortSignal | undefined, request: () => Promise<T>): Promise<T> {
+    try {
+      return await request();
+    } catch (error) {
+      if (!(error instanceof UnauthorizedError) || !this.reauthorize) throw error;
+      await this.reauthorize(signal);
+      return await request();
+    }
+  }
+
+  private call(client: Client, name: string, args: Record<string, unknown>, options: { signal: AbortSignal; timeoutMs: number; onProgress?(message: string): void }) {
+    return client.callTool({ name, arguments: args }, undefined, {
+        signal: options.signal,
+        timeout: options.timeoutMs,
+        ...(options.onProgress
+          ? {
+              onprogress: (progress: { progress: number; total?: number; message?: string }) =>
+                options.onProgress!(`${progress.message ?? "progress"}: ${progress.progress}${progress.total !== undefined ? `/${progress.total}` : ""}`),
+            }
+          : {}),
+      });
+  }
+
+  /** Whether the server offers resources or prompts (for `read mcp://content/<id>`). */
+  hasContent(): boolean {
+    const capabilities = this.client?.getServerCapabilities();
+    return Boolean(capabilities?.resources || capabilities?.prompts);
+  }
+
+  /** The request timeout for catalog and content requests. */
+  requestOptions(signal: AbortSignal) {
+    return { signal, timeout: this.startupTimeoutMs };
+  }
+
+  async close(): Promise<void> {
+    this.state = "closed";
+    this.closing.abort(new Error(`MCP server "${this.id}" was closed`));
+    const client = this.client;
+    this.client = undefined;
+    await client?.close().catch(() => undefined);
+    await this.dropTransport();
+  }
+
+  /** The process is exiting: a stdio server's group is killed without waiting. */
+  killNow(): void {
+    if (this.transport instanceof BoundedStdioTransport) this.transport.killNow();
+  }
+}

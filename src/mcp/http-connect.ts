@@ -1,0 +1,85 @@
+/**
+ * Connecting to a Streamable HTTP server, with OAuth 2.1 when the server is configured for it:
+ * a first attempt with stored tokens (refreshed by the SDK when expired); when the server wants
+ * authorization, the URL goes to stderr, zero waits (bounded) for the loopback callback, finishes
+ * the exchange and connects again.
+ */
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { FetchLike, Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { McpHttpServer } from "../config/schema.ts";
+import type { Env } from "../util/env.ts";
+import { createOAuthSession } from "./oauth/session.ts";
+
+export type HttpConnectOptions = {
+  id: string;
+  server: McpHttpServer;
+  env: Env;
+  log(line: string): void;
+  interactive: boolean;
+  timeoutMs: number;
+  fetch: FetchLike;
+  signal?: AbortSignal;
+};
+
+function bounded<T>(work: Promise<T>, ms: number, message: string, signal?: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(message)), ms);
+    const stop = () => reject(new Error("cancelled"));
+    signal?.addEventListener("abort", stop, { once: true });
+    work.then(resolve, reject).finally(() => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", stop);
+    });
+  });
+}
+
+/** The connected transport; `reauthorize` finishes a login a later request started (a step-up of scopes). */
+export type HttpConnection = { transport: Transport; reauthorize?(signal?: AbortSignal): Promise<void> };
+
+export async function connectHttp(client: Client, options: HttpConnectOptions): Promise<HttpConnection> {
+  const { id, server } = options;
+  const url = new URL(server.url);
+  const requestInit = { headers: { ...server.headers } };
+  const oauth = server.oauth === false ? undefined : createOAuthSession({ serverId: id, serverUrl: server.url, settings: server.oauth, env: options.env, log: (line) => options.log(`${line}\n`), interactive: options.interactive, fetch: options.fetch });
+  const transport = () =>
+    new StreamableHTTPClientTransport(url, {
+      requestInit,
+      fetch: oauth ? oauth.fetch : options.fetch,
+      ...(oauth ? { authProvider: oauth.provider } : {}),
+    });
+  const timeout = `MCP server "${id}" did not answer initialize within ${options.timeoutMs} ms`;
+  const connected = (current: StreamableHTTPClientTransport): HttpConnection =>
+    oauth
+      ? {
+          transport: current,
+          async reauthorize(signal) {
+            await current.finishAuth(await oauth.waitForAuthorizationCode(signal));
+          },
+        }
+      : { transport: current };
+  /** Connects with stored tokens; when the server wants a login, waits for it (its own bound) and connects again. */
+  const connectWithLogin = async (): Promise<HttpConnection> => {
+    const first = transport();
+    try {
+      await bounded(client.connect(first), options.timeoutMs, timeout, options.signal);
+      return connected(first);
+    } catch (error) {
+      await first.close().catch(() => undefined);
+      if (!(error instanceof UnauthorizedError)) throw error;
+      if (!oauth) throw new Error(`MCP server "${id}" requires authorization; set "oauth": true (or an oauth object) in its configuration`);
+      await first.finishAuth(await oauth.waitForAuthorizationCode(options.signal));
+      const second = transport();
+      await bounded(client.connect(second), options.timeoutMs, timeout, options.signal);
+      return connected(second);
+    }
+  };
+  try {
+    return await connectWithLogin();
+  } catch (error) {
+    // A login that did not finish leaves no listener on the callback port.
+    oauth?.close();
+    throw error;
+  }
+}

@@ -1,0 +1,53 @@
+/**
+ * The fetch the Streamable HTTP transport uses: every response body passes a byte limit, so a
+ * server that sends one endless JSON document or SSE event cannot grow zero's memory without
+ * bound. A JSON answer may be at most MAX_HTTP_MESSAGE_BYTES in all; an event stream may run as
+ * long as it likes, but no single event may be larger.
+ */
+import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+
+export const MAX_HTTP_MESSAGE_BYTES = 16 * 1024 * 1024;
+
+/** Errors the stream once `limit` is passed: in total (`perEvent` false), or within one SSE event. */
+function limitBody(body: ReadableStream<Uint8Array>, limit: number, perEvent: boolean, label: string): ReadableStream<Uint8Array> {
+  let total = 0;
+  let eventBytes = 0;
+  let lineBytes = 0;
+  return body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        if (!perEvent) {
+          total += chunk.length;
+        } else {
+          // Events end at an empty line: count bytes since the last one.
+          let start = 0;
+          for (let newline = chunk.indexOf(10); newline !== -1; newline = chunk.indexOf(10, start)) {
+            const length = lineBytes + (newline - start);
+            const empty = length === 0 || (length === 1 && chunk[newline - 1] === 13);
+            eventBytes = empty ? 0 : eventBytes + length + 1;
+            lineBytes = 0;
+            start = newline + 1;
+          }
+          lineBytes += chunk.length - start;
+          total = eventBytes + lineBytes;
+        }
+        if (total > limit) {
+          controller.error(new Error(`${label} sent more than ${limit} bytes in one message; the response was cut off`));
+          return;
+        }
+        controller.enqueue(chunk);
+      },
+    }),
+  );
+}
+
+/** Wraps `base` so every response body is bounded (see above). */
+export function boundedFetch(base: FetchLike, label: string, limit = MAX_HTTP_MESSAGE_BYTES): FetchLike {
+  return async (url, init) => {
+    const response = await base(url, init);
+    if (response.body === null) return response;
+    const type = response.headers.get("content-type") ?? "";
+    const body = limitBody(response.body, limit, type.includes("text/event-stream"), label);
+    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  };
+}

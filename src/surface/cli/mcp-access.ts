@@ -1,0 +1,43 @@
+import type { LoadedConfig } from "../../config/load.ts";
+import type { McpHub } from "../../mcp/hub.ts";
+import { coreToolSource, type ToolSource } from "../../session/tool-sources.ts";
+import type { CliIo } from "./io.ts";
+
+export type McpAccess = { sources: ToolSource[]; close(): Promise<void>; killNow(): void };
+
+/**
+ * The process's MCP servers as a tool source. They start connecting at once, side by side with
+ * everything else start-up does; a run waits for them (each within its own bound) before its
+ * first request. Without servers any agent uses, nothing of the MCP client is even loaded.
+ */
+export function cliMcpAccess(io: Pick<CliIo, "stderr" | "env">, loaded: LoadedConfig, options: { interactive: boolean }): McpAccess {
+  const config = loaded.config;
+  const used = Object.values(config.agents).some((agent) => agent.mcpServers.some((id) => config.mcp[id]?.enabled));
+  if (!used) return { sources: [coreToolSource()], close: async () => {}, killNow: () => {} };
+  let hub: McpHub | undefined;
+  let closed = false;
+  const loading = import("../../mcp/hub.ts").then((module) => {
+    hub = module.createMcpHub({ config, env: io.env, log: (line) => io.stderr(line), interactive: options.interactive });
+    if (closed) return hub;
+    void hub.start();
+    return hub;
+  });
+  const source: ToolSource = {
+    name: "mcp",
+    async ready() {
+      await (await loading).start();
+    },
+    tools: (agent) => hub?.source.tools(agent) ?? [],
+    notices: (agent) => hub?.source.notices?.(agent) ?? [],
+    content: (agent) => hub?.source.content?.(agent),
+    instructions: (agent) => hub?.source.instructions?.(agent),
+  };
+  return {
+    sources: [coreToolSource(), source],
+    async close() {
+      closed = true;
+      await (await loading).close();
+    },
+    killNow: () => hub?.killNow(),
+  };
+}
