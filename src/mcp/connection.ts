@@ -5,6 +5,7 @@
  */
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { McpServer } from "../config/schema.ts";
 import type { Env } from "../util/env.ts";
@@ -58,6 +59,12 @@ export async function paginate<T>(page: (cursor: string | undefined) => Promise<
   }
 }
 
+/** The HTTP server no longer knows the session (404 by the spec; some servers answer 400 naming the session). */
+function sessionLost(error: unknown): boolean {
+  if (!(error instanceof StreamableHTTPError)) return false;
+  return error.code === 404 || (error.code === 400 && /session/i.test(error.message));
+}
+
 function withTimeout<T>(work: Promise<T>, ms: number, message: string, signal?: AbortSignal): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(message)), ms);
@@ -76,6 +83,8 @@ export class ServerConnection {
   problem: string | undefined;
   tools: McpToolInfo[] = [];
   notices: string[] = [];
+  /** Tools the server lists that zero cannot call, and why. */
+  leftOut: Array<{ name: string; reason: string }> = [];
   private client: Client | undefined;
   private transport: Transport | undefined;
   /** HTTP with OAuth: completes a login that a request started (the server asked for more scopes). */
@@ -120,7 +129,11 @@ export class ServerConnection {
         `MCP server "${this.id}" did not list its tools within ${this.startupTimeoutMs} ms`,
         signal,
       );
-      this.tools = listing.items.map((tool) => ({
+      // Tools that can only run as tasks (task-based execution) are not something zero can call.
+      const callable = listing.items.filter((tool) => (tool as { execution?: { taskSupport?: unknown } }).execution?.taskSupport !== "required");
+      // Not a run's notice (it would repeat on every run): `zero mcp list` shows them.
+      this.leftOut = listing.items.filter((tool) => !callable.includes(tool)).map((tool) => ({ name: tool.name, reason: "requires task-based execution, which zero does not implement" }));
+      this.tools = callable.map((tool) => ({
         name: tool.name,
         description: typeof tool.description === "string" ? tool.description : "",
         inputSchema: tool.inputSchema as Record<string, unknown>,
@@ -180,10 +193,11 @@ export class ServerConnection {
     return client;
   }
 
+  /** The error, with how the process ended when it did (a server that is merely slow has not). */
   private explain(error: unknown): string {
     const message = errorMessage(error);
-    const exit = this.transport instanceof BoundedStdioTransport ? this.transport.describeExit() : undefined;
-    return exit !== undefined && !/exited|ended by/.test(message) && /closed|exited/.test(exit) ? `${message} (${exit})` : message;
+    const transport = this.transport;
+    return transport instanceof BoundedStdioTransport && transport.ended ? `${message} (${transport.describeExit()})` : message;
   }
 
   private async dropTransport(): Promise<void> {
@@ -204,11 +218,29 @@ export class ServerConnection {
     return this.client;
   }
 
+  /**
+   * Runs one request on a ready client: a login the server asks for on the way (step-up) is
+   * finished once, and an HTTP session the server forgot (it restarted: 404) is replaced by a new
+   * one before the request is sent once more — the server never saw it.
+   */
+  async request<T>(signal: AbortSignal | undefined, run: (client: Client) => Promise<T>): Promise<T> {
+    const client = await this.ready(signal);
+    try {
+      return await this.withReauthorization(signal, () => run(client));
+    } catch (error) {
+      if (!sessionLost(error) || this.state === "closed") throw error;
+      await this.dropTransport();
+      this.state = "failed";
+      this.problem = "the server ended zero's session";
+      const fresh = await this.ready(signal);
+      return await this.withReauthorization(signal, () => run(fresh));
+    }
+  }
+
   /** Calls one tool; a server that goes away during the call fails it with the reason. */
   async callTool(name: string, args: Record<string, unknown>, options: { signal: AbortSignal; timeoutMs: number; onProgress?(message: string): void }) {
-    const client = await this.ready(options.signal);
     try {
-      return await this.withReauthorization(options.signal, () => this.call(client, name, args, options));
+      return await this.request(options.signal, (client) => this.call(client, name, args, options));
     } catch (error) {
       if (options.signal.aborted) throw error;
       if (this.state !== "connected") throw new Error(`MCP server "${this.id}" went away during the call: ${this.problem ?? errorMessage(error)}`);
@@ -217,7 +249,7 @@ export class ServerConnection {
   }
 
   /** Runs a request; when the server wants a new authorization (step-up), waits for the login once and runs it again. */
-  async withReauthorization<T>(signal: AbortSignal | undefined, request: () => Promise<T>): Promise<T> {
+  private async withReauthorization<T>(signal: AbortSignal | undefined, request: () => Promise<T>): Promise<T> {
     try {
       return await request();
     } catch (error) {

@@ -58,13 +58,12 @@ export class ContentCatalogs {
   constructor(private readonly connections: ReadonlyMap<string, ServerConnection>) {}
 
   private async list(connection: ServerConnection, signal: AbortSignal): Promise<Catalog> {
-    const client = await connection.ready(signal);
-    const capabilities = client.getServerCapabilities() ?? {};
+    const capabilities = (await connection.ready(signal)).getServerCapabilities() ?? {};
     const options = connection.requestOptions(signal);
     const catalog: Catalog = { resources: new Map(), prompts: new Map(), notices: [] };
     if (capabilities.resources) {
       const listing = await paginate(async (cursor) => {
-        const page = await connection.withReauthorization(signal, () => client.listResources(cursor === undefined ? {} : { cursor }, options));
+        const page = await connection.request(signal, (client) => client.listResources(cursor === undefined ? {} : { cursor }, options));
         return { items: page.resources as ResourceInfo[], nextCursor: page.nextCursor };
       }, MAX_CATALOG_RESOURCES, "resources");
       for (const resource of listing.items) if (typeof resource.uri === "string") catalog.resources.set(ref("resource", resource.uri), resource);
@@ -72,7 +71,7 @@ export class ContentCatalogs {
     }
     if (capabilities.prompts) {
       const listing = await paginate(async (cursor) => {
-        const page = await connection.withReauthorization(signal, () => client.listPrompts(cursor === undefined ? {} : { cursor }, options));
+        const page = await connection.request(signal, (client) => client.listPrompts(cursor === undefined ? {} : { cursor }, options));
         return { items: page.prompts as PromptInfo[], nextCursor: page.nextCursor };
       }, MAX_CATALOG_PROMPTS, "prompts");
       for (const prompt of listing.items) if (typeof prompt.name === "string") catalog.prompts.set(ref("prompt", prompt.name), prompt);
@@ -99,11 +98,10 @@ export class ContentCatalogs {
     if (parsed.kind === undefined) return this.catalogOutput(connection, ctx.signal);
     const limits = { maxAttachmentBytes: ctx.maxAttachmentBytes };
     const collector = new ContentCollector(limits);
-    const client = await connection.ready(ctx.signal);
     if (parsed.kind === "resource") {
       const resource = (await this.lookup(connection, "resource", parsed.ref!, ctx.signal)) as ResourceInfo;
       collector.text(untrusted(connection.id, `resource ${clip(resource.uri, 500)}`));
-      const answer = await connection.withReauthorization(ctx.signal, () => client.readResource({ uri: resource.uri }, connection.requestOptions(ctx.signal)));
+      const answer = await connection.request(ctx.signal, (client) => client.readResource({ uri: resource.uri }, connection.requestOptions(ctx.signal)));
       const contents = Array.isArray(answer.contents) ? answer.contents : [];
       for (const item of contents.slice(0, 64)) collector.resource(item as Record<string, unknown>);
       return collector.output();
@@ -111,7 +109,7 @@ export class ContentCatalogs {
     const prompt = (await this.lookup(connection, "prompt", parsed.ref!, ctx.signal)) as PromptInfo;
     const args = promptArguments(prompt, parsed.query);
     collector.text(untrusted(connection.id, `prompt ${clip(prompt.name)}`));
-    const answer = await connection.withReauthorization(ctx.signal, () => client.getPrompt({ name: prompt.name, arguments: args }, connection.requestOptions(ctx.signal)));
+    const answer = await connection.request(ctx.signal, (client) => client.getPrompt({ name: prompt.name, arguments: args }, connection.requestOptions(ctx.signal)));
     const messages = Array.isArray(answer.messages) ? answer.messages : [];
     for (const message of messages.slice(0, 64)) {
       collector.text(`${message.role === "assistant" ? "assistant" : "user"}:`);

@@ -6,7 +6,7 @@
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { FetchLike, Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { McpHttpServer } from "../config/schema.ts";
 import type { Env } from "../util/env.ts";
@@ -67,8 +67,9 @@ export async function connectHttp(client: Client, options: HttpConnectOptions): 
       return connected(first);
     } catch (error) {
       await first.close().catch(() => undefined);
-      if (!(error instanceof UnauthorizedError)) throw error;
-      if (!oauth) throw new Error(`MCP server "${id}" requires authorization; set "oauth": true (or an oauth object) in its configuration`);
+      const refused = error instanceof UnauthorizedError || (error instanceof StreamableHTTPError && error.code === 401);
+      if (refused && !oauth) throw new Error(`MCP server "${id}" requires authorization (HTTP 401); set "oauth": true (or an oauth object) in its configuration, or the headers it expects`);
+      if (!(error instanceof UnauthorizedError) || !oauth) throw error;
       await first.finishAuth(await oauth.waitForAuthorizationCode(options.signal));
       const second = transport();
       await bounded(client.connect(second), options.timeoutMs, timeout, options.signal);

@@ -8,30 +8,48 @@ import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 
 export const MAX_HTTP_MESSAGE_BYTES = 16 * 1024 * 1024;
 
+/**
+ * Counts the bytes of the SSE event being received; events end at an empty line (`\n\n` or
+ * `\r\n\r\n`, whichever way the chunks split them). `push` returns false once an event passes `limit`.
+ */
+function eventMeter(limit: number) {
+  let eventBytes = 0;
+  let lineBytes = 0;
+  // Whether the line so far is exactly "\r" (the CR of a CRLF blank line, its LF still to come).
+  let lineIsCr = false;
+  return (chunk: Uint8Array): boolean => {
+    let start = 0;
+    for (let newline = chunk.indexOf(10); newline !== -1; newline = chunk.indexOf(10, start)) {
+      const length = lineBytes + (newline - start);
+      const empty = length === 0 || (length === 1 && (newline > start ? chunk[start] === 13 : lineIsCr));
+      if (empty) {
+        eventBytes = 0;
+      } else {
+        eventBytes += length + 1;
+        if (eventBytes > limit) return false;
+      }
+      lineBytes = 0;
+      lineIsCr = false;
+      start = newline + 1;
+    }
+    const rest = chunk.length - start;
+    if (rest > 0) {
+      lineIsCr = lineBytes + rest === 1 && chunk[start] === 13;
+      lineBytes += rest;
+    }
+    return eventBytes + lineBytes <= limit;
+  };
+}
+
 /** Errors the stream once `limit` is passed: in total (`perEvent` false), or within one SSE event. */
 function limitBody(body: ReadableStream<Uint8Array>, limit: number, perEvent: boolean, label: string): ReadableStream<Uint8Array> {
   let total = 0;
-  let eventBytes = 0;
-  let lineBytes = 0;
+  const withinEvent = perEvent ? eventMeter(limit) : undefined;
   return body.pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({
       transform(chunk, controller) {
-        if (!perEvent) {
-          total += chunk.length;
-        } else {
-          // Events end at an empty line: count bytes since the last one.
-          let start = 0;
-          for (let newline = chunk.indexOf(10); newline !== -1; newline = chunk.indexOf(10, start)) {
-            const length = lineBytes + (newline - start);
-            const empty = length === 0 || (length === 1 && chunk[newline - 1] === 13);
-            eventBytes = empty ? 0 : eventBytes + length + 1;
-            lineBytes = 0;
-            start = newline + 1;
-          }
-          lineBytes += chunk.length - start;
-          total = eventBytes + lineBytes;
-        }
-        if (total > limit) {
+        total += chunk.length;
+        if (withinEvent ? !withinEvent(chunk) : total > limit) {
           controller.error(new Error(`${label} sent more than ${limit} bytes in one message; the response was cut off`));
           return;
         }

@@ -46,7 +46,7 @@ export class ContentCollector {
     const type = typeof mimeType === "string" ? mimeType.slice(0, 100) : "unknown type";
     if (typeof data !== "string") return this.text(`[${label}: no data]`);
     // The size is known from the length: nothing over the limit is decoded.
-    const bytes = Math.floor((data.length * 3) / 4);
+    const bytes = Math.floor((data.length * 3) / 4) - (data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0);
     if (bytes > this.limits.maxAttachmentBytes) return this.text(`[${label}: ${type}, about ${bytes} bytes, above limits.maxAttachmentBytes (${this.limits.maxAttachmentBytes}); not attached]`);
     if (data.length % 4 !== 0 || !BASE64.test(data)) return this.text(`[${label}: ${type}, invalid base64; not attached]`);
     if (this.media.length >= MAX_MEDIA_PARTS) return this.text(`[${label}: ${type}; not attached (at most ${MAX_MEDIA_PARTS} per result)]`);

@@ -71,6 +71,11 @@ export class BoundedStdioTransport implements Transport {
 
   constructor(private readonly spec: StdioServerSpec) {}
 
+  /** Whether the server process has ended (or the connection was cut for a bound). */
+  get ended(): boolean {
+    return this.exitNote !== undefined;
+  }
+
   /** Why the process ended, with its last stderr lines: for the error a failed call reports. */
   describeExit(): string {
     const tail = this.stderrTail.trim();

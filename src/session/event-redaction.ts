@@ -139,6 +139,9 @@ export function createEventRedaction(rawRedactor: Redactor) {
         return { ...body, summary: scrub(body.summary) };
       case "plan.updated":
         return { ...body, items: body.items.map((item) => ({ ...item, content: scrub(item.content) })) };
+      // An MCP server's stderr tail can quote anything it printed.
+      case "notice":
+        return { ...body, message: scrub(body.message) };
       default:
         return body;
     }

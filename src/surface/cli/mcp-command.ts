@@ -76,6 +76,7 @@ async function listServers(io: CliIo, loaded: LoadedConfig, json: boolean): Prom
         enabled: server.enabled,
         status: !server.enabled ? "disabled" : status?.state === "connected" ? "connected" : "unavailable",
         tools: hub.connection(id)?.tools.map((tool) => tool.name) ?? [],
+        leftOut: hub.connection(id)?.leftOut ?? [],
         agents: Object.values(config.agents).filter((agent) => agent.mcpServers.includes(id)).map((agent) => agent.name),
         ...oauth,
         ...(status?.problem !== undefined ? { problem: status.problem } : {}),
@@ -92,6 +93,7 @@ async function listServers(io: CliIo, loaded: LoadedConfig, json: boolean): Prom
       io.stdout(`  ${row.target}\n`);
       io.stdout(`  agents: ${row.agents.length > 0 ? row.agents.join(", ") : "none (list it in an agent's mcpServers)"}\n`);
       if (row.problem !== undefined) io.stdout(`  problem: ${row.problem}\n`);
+      for (const tool of row.leftOut) io.stdout(`  left out: ${tool.name} (${tool.reason})\n`);
     }
     return EXIT.ok;
   } finally {
