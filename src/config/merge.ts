@@ -145,9 +145,18 @@ function clearOtherPromptSource(lower: AgentFile, incoming: AgentFile): AgentFil
   return lower;
 }
 
-/** Switching a server between stdio and http starts from a clean entry; fields do not carry over. */
+/**
+ * A layer that changes what a server IS (its transport, command or URL) starts from a clean entry:
+ * nothing of the lower layer's entry carries over — not its headers, env, arguments or OAuth
+ * client — so a project file that points your server somewhere else never inherits the credentials
+ * you gave the original. A layer that only flips `enabled` or adds settings merges as usual.
+ */
 function replaceOnTransportChange(lower: McpServerFile, incoming: McpServerFile): McpServerFile {
-  return lower.type === incoming.type ? lower : ({ type: incoming.type } as McpServerFile);
+  const redirected =
+    lower.type !== incoming.type ||
+    (incoming.type === "stdio" && incoming.command !== undefined && incoming.command !== (lower as { command?: string }).command) ||
+    (incoming.type === "http" && incoming.url !== undefined && incoming.url !== (lower as { url?: string }).url);
+  return redirected ? ({ type: incoming.type } as McpServerFile) : lower;
 }
 
 /** A bare string is shorthand for an enabled skill at that path. */

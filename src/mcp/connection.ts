@@ -10,6 +10,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { McpServer } from "../config/schema.ts";
 import type { Env } from "../util/env.ts";
 import { errorMessage } from "../util/errors.ts";
+import { withinBound } from "../util/timers.ts";
 import { VERSION } from "../util/version.ts";
 import { boundedFetch } from "./http-fetch.ts";
 import { BoundedStdioTransport, resolveCommand, safePath, serverEnvironment } from "./stdio-transport.ts";
@@ -18,8 +19,13 @@ import { BoundedStdioTransport, resolveCommand, safePath, serverEnvironment } fr
 export const DEFAULT_STARTUP_TIMEOUT_MS = 10_000;
 /** Pages of one listing; a server that keeps paging past this is cut off (with a notice). */
 export const MAX_PAGES = 20;
+/** At most one progress event per this many ms of a call; its message is cut to MAX_PROGRESS_CHARS. */
+const PROGRESS_INTERVAL_MS = 100;
+const MAX_PROGRESS_CHARS = 300;
 /** Tools of one server offered to models. */
 export const MAX_TOOLS_PER_SERVER = 128;
+/** What one server's tool definitions (descriptions and schemas) may add to every request. */
+export const MAX_SERVER_DEFINITION_CHARS = 256 * 1024;
 
 export type McpToolInfo = { name: string; description: string; inputSchema: Record<string, unknown> };
 export type ConnectionState = "idle" | "connecting" | "connected" | "failed" | "closed";
@@ -32,6 +38,8 @@ export type ConnectionOptions = {
   /** Whether an OAuth login may wait for a browser (false: fail with the `zero mcp login` hint). */
   interactive: boolean;
   startupTimeoutMs?: number;
+  /** Runs a connection attempt in turn with others (OAuth logins share one callback port). */
+  serialize?<T>(work: () => Promise<T>): Promise<T>;
 };
 
 /** A listing's items and why it stopped early, if it did. */
@@ -65,18 +73,6 @@ function sessionLost(error: unknown): boolean {
   return error.code === 404 || (error.code === 400 && /session/i.test(error.message));
 }
 
-function withTimeout<T>(work: Promise<T>, ms: number, message: string, signal?: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(message)), ms);
-    const stop = () => reject(signal!.reason instanceof Error ? signal!.reason : new Error("cancelled"));
-    signal?.addEventListener("abort", stop, { once: true });
-    work.then(resolve, reject).finally(() => {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", stop);
-    });
-  });
-}
-
 export class ServerConnection {
   state: ConnectionState = "idle";
   /** Why the last connection attempt failed or the connection ended. */
@@ -106,21 +102,28 @@ export class ServerConnection {
     return this.options.server.type;
   }
 
-  /** Connects and lists the tools; settles (never rejects) within the startup bound, or the OAuth bound while a login waits. */
+  /**
+   * Connects and lists the tools; settles (never rejects) within the startup bound, or the OAuth
+   * bound while a login waits. The attempt is shared by concurrent callers, so one caller's
+   * `signal` stops only its own wait, never the attempt the others wait for; `close` stops it.
+   */
   connect(signal?: AbortSignal): Promise<void> {
     if (this.state === "connected") return Promise.resolve();
-    const attemptSignal = signal ? AbortSignal.any([signal, this.closing.signal]) : this.closing.signal;
-    this.connecting ??= this.attempt(attemptSignal).finally(() => {
+    this.connecting ??= this.attempt(this.closing.signal).finally(() => {
       this.connecting = undefined;
+      this.lastAttemptAt = Date.now();
     });
-    return this.connecting;
+    return signal ? withinBound(this.connecting, Number.MAX_SAFE_INTEGER, "", signal).catch(() => undefined) : this.connecting;
   }
+
+  /** When the last connection attempt ended (0: none yet). */
+  lastAttemptAt = 0;
 
   private async attempt(signal?: AbortSignal): Promise<void> {
     this.state = "connecting";
     try {
-      const client = await this.open(signal);
-      const listing = await withTimeout(
+      const client = await (this.options.serialize ? this.options.serialize(() => this.open(signal)) : this.open(signal));
+      const listing = await withinBound(
         paginate(async (cursor) => {
           const page = await this.withReauthorization(signal, () => client.listTools(cursor === undefined ? {} : { cursor }, { timeout: this.startupTimeoutMs }));
           return { items: page.tools, nextCursor: page.nextCursor };
@@ -133,12 +136,21 @@ export class ServerConnection {
       const callable = listing.items.filter((tool) => (tool as { execution?: { taskSupport?: unknown } }).execution?.taskSupport !== "required");
       // Not a run's notice (it would repeat on every run): `zero mcp list` shows them.
       this.leftOut = listing.items.filter((tool) => !callable.includes(tool)).map((tool) => ({ name: tool.name, reason: "requires task-based execution, which zero does not implement" }));
-      this.tools = callable.map((tool) => ({
-        name: tool.name,
-        description: typeof tool.description === "string" ? tool.description : "",
-        inputSchema: tool.inputSchema as Record<string, unknown>,
-      }));
-      this.notices = listing.notice ? [listing.notice] : [];
+      // Every tool definition is sent with every model request: one server gets a bounded share.
+      let spent = 0;
+      const kept: McpToolInfo[] = [];
+      for (const tool of callable) {
+        const info = { name: tool.name, description: typeof tool.description === "string" ? tool.description : "", inputSchema: tool.inputSchema as Record<string, unknown> };
+        spent += Math.min(info.description.length, 2_000) + JSON.stringify(info.inputSchema ?? null).length;
+        if (spent > MAX_SERVER_DEFINITION_CHARS) this.leftOut.push({ name: tool.name, reason: `the server's tool definitions pass ${MAX_SERVER_DEFINITION_CHARS} characters` });
+        else kept.push(info);
+      }
+      this.tools = kept;
+      const overBudget = callable.length - kept.length;
+      this.notices = [
+        ...(listing.notice ? [listing.notice] : []),
+        ...(overBudget > 0 ? [`its tool definitions pass ${MAX_SERVER_DEFINITION_CHARS} characters; ${overBudget} tools are left out`] : []),
+      ];
       if (this.closing.signal.aborted) throw this.closing.signal.reason;
       this.state = "connected";
       this.problem = undefined;
@@ -173,7 +185,7 @@ export class ServerConnection {
       });
       this.transport = transport;
       this.client = client;
-      await withTimeout(client.connect(transport), this.startupTimeoutMs, `MCP server "${this.id}" did not answer initialize within ${this.startupTimeoutMs} ms`, signal);
+      await withinBound(client.connect(transport), this.startupTimeoutMs, `MCP server "${this.id}" did not answer initialize within ${this.startupTimeoutMs} ms`, signal);
       return client;
     }
     const { connectHttp } = await import("./http-connect.ts");
@@ -185,7 +197,7 @@ export class ServerConnection {
       log: this.options.log,
       interactive: this.options.interactive,
       timeoutMs: this.startupTimeoutMs,
-      fetch: boundedFetch(fetch, `MCP server "${this.id}"`),
+      fetch: boundedFetch(fetch, `MCP server "${this.id}"`, (reason) => void this.cutOff(reason)),
       ...(signal ? { signal } : {}),
     });
     this.transport = http.transport;
@@ -198,6 +210,14 @@ export class ServerConnection {
     const message = errorMessage(error);
     const transport = this.transport;
     return transport instanceof BoundedStdioTransport && transport.ended ? `${message} (${transport.describeExit()})` : message;
+  }
+
+  /** A bound was passed: the connection ends with that reason (pending requests fail now, not at their timeout). */
+  private async cutOff(reason: string): Promise<void> {
+    if (this.state === "closed") return;
+    this.state = "failed";
+    this.problem = reason;
+    await this.dropTransport();
   }
 
   private async dropTransport(): Promise<void> {
@@ -260,13 +280,21 @@ export class ServerConnection {
   }
 
   private call(client: Client, name: string, args: Record<string, unknown>, options: { signal: AbortSignal; timeoutMs: number; onProgress?(message: string): void }) {
+    // A server may send progress as fast as it likes: one update per interval, each cut short, becomes an event.
+    let lastProgress = -Infinity;
+    const progress = (update: { progress: number; total?: number; message?: string }) => {
+      const now = performance.now();
+      if (now - lastProgress < PROGRESS_INTERVAL_MS) return;
+      lastProgress = now;
+      const text = `${typeof update.message === "string" ? update.message.slice(0, MAX_PROGRESS_CHARS) : "progress"}: ${update.progress}${update.total !== undefined ? `/${update.total}` : ""}`;
+      options.onProgress!(text);
+    };
     return client.callTool({ name, arguments: args }, undefined, {
         signal: options.signal,
         timeout: options.timeoutMs,
         ...(options.onProgress
           ? {
-              onprogress: (progress: { progress: number; total?: number; message?: string }) =>
-                options.onProgress!(`${progress.message ?? "progress"}: ${progress.progress}${progress.total !== undefined ? `/${progress.total}` : ""}`),
+              onprogress: progress,
             }
           : {}),
       });

@@ -10,6 +10,7 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontex
 import type { FetchLike, Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { McpHttpServer } from "../config/schema.ts";
 import type { Env } from "../util/env.ts";
+import { withinBound } from "../util/timers.ts";
 import { createOAuthSession } from "./oauth/session.ts";
 
 export type HttpConnectOptions = {
@@ -22,18 +23,6 @@ export type HttpConnectOptions = {
   fetch: FetchLike;
   signal?: AbortSignal;
 };
-
-function bounded<T>(work: Promise<T>, ms: number, message: string, signal?: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(message)), ms);
-    const stop = () => reject(new Error("cancelled"));
-    signal?.addEventListener("abort", stop, { once: true });
-    work.then(resolve, reject).finally(() => {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", stop);
-    });
-  });
-}
 
 /** The connected transport; `reauthorize` finishes a login a later request started (a step-up of scopes). */
 export type HttpConnection = { transport: Transport; reauthorize?(signal?: AbortSignal): Promise<void> };
@@ -63,7 +52,7 @@ export async function connectHttp(client: Client, options: HttpConnectOptions): 
   const connectWithLogin = async (): Promise<HttpConnection> => {
     const first = transport();
     try {
-      await bounded(client.connect(first), options.timeoutMs, timeout, options.signal);
+      await withinBound(client.connect(first), options.timeoutMs, timeout, options.signal);
       return connected(first);
     } catch (error) {
       await first.close().catch(() => undefined);
@@ -72,7 +61,7 @@ export async function connectHttp(client: Client, options: HttpConnectOptions): 
       if (!(error instanceof UnauthorizedError) || !oauth) throw error;
       await first.finishAuth(await oauth.waitForAuthorizationCode(options.signal));
       const second = transport();
-      await bounded(client.connect(second), options.timeoutMs, timeout, options.signal);
+      await withinBound(client.connect(second), options.timeoutMs, timeout, options.signal);
       return connected(second);
     }
   };

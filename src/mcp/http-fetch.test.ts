@@ -7,6 +7,9 @@ import { boundedFetch } from "./http-fetch.ts";
 const LIMIT = 1_000;
 const encoder = new TextEncoder();
 
+/** The reasons the bounded fetch reported a cut with (the connection closes on them). */
+const cuts: string[] = [];
+
 /** A fetch that answers every request with `chunks` as the body, each its own read. */
 function serving(chunks: Array<string | Uint8Array>, contentType: string, status = 200) {
   return boundedFetch(
@@ -21,6 +24,7 @@ function serving(chunks: Array<string | Uint8Array>, contentType: string, status
         { status, headers: { "content-type": contentType, "mcp-session-id": "s1" } },
       ),
     'MCP server "t"',
+    (reason) => cuts.push(reason),
     LIMIT,
   );
 }
@@ -39,8 +43,11 @@ describe("a JSON answer is bounded in total", () => {
     expect(await response.text()).toBe(json);
   });
 
-  test("one byte more and reading the body fails with the reason", async () => {
+  test("one byte more and reading the body fails with the reason, which the connection hears of", async () => {
+    cuts.length = 0;
     await expect(body(serving(["a".repeat(600), "a".repeat(LIMIT - 600 + 1)], "application/json"))).rejects.toThrow(CUT);
+    expect(cuts).toHaveLength(1);
+    expect(cuts[0]).toContain("the response was cut off");
   });
 
   test("a body without a content type is bounded in total too", async () => {
@@ -83,7 +90,7 @@ describe("an event stream is bounded per event", () => {
 });
 
 test("a response without a body is passed through", async () => {
-  const fetchLike = boundedFetch(async () => new Response(null, { status: 202 }), "x", LIMIT);
+  const fetchLike = boundedFetch(async () => new Response(null, { status: 202 }), "x", undefined, LIMIT);
   const response = await fetchLike("http://127.0.0.1/mcp", {});
   expect(response.status).toBe(202);
   expect(response.body).toBeNull();

@@ -42,7 +42,7 @@ function eventMeter(limit: number) {
 }
 
 /** Errors the stream once `limit` is passed: in total (`perEvent` false), or within one SSE event. */
-function limitBody(body: ReadableStream<Uint8Array>, limit: number, perEvent: boolean, label: string): ReadableStream<Uint8Array> {
+function limitBody(body: ReadableStream<Uint8Array>, limit: number, perEvent: boolean, label: string, onExceeded?: (reason: string) => void): ReadableStream<Uint8Array> {
   let total = 0;
   const withinEvent = perEvent ? eventMeter(limit) : undefined;
   return body.pipeThrough(
@@ -50,7 +50,9 @@ function limitBody(body: ReadableStream<Uint8Array>, limit: number, perEvent: bo
       transform(chunk, controller) {
         total += chunk.length;
         if (withinEvent ? !withinEvent(chunk) : total > limit) {
-          controller.error(new Error(`${label} sent more than ${limit} bytes in one message; the response was cut off`));
+          const reason = `${label} sent more than ${limit} bytes in one message; the response was cut off`;
+          controller.error(new Error(reason));
+          onExceeded?.(reason);
           return;
         }
         controller.enqueue(chunk);
@@ -59,13 +61,16 @@ function limitBody(body: ReadableStream<Uint8Array>, limit: number, perEvent: bo
   );
 }
 
-/** Wraps `base` so every response body is bounded (see above). */
-export function boundedFetch(base: FetchLike, label: string, limit = MAX_HTTP_MESSAGE_BYTES): FetchLike {
+/**
+ * Wraps `base` so every response body is bounded (see above). `onExceeded` hears of a cut: the
+ * connection closes then, since a request whose answer was cut would otherwise wait for its timeout.
+ */
+export function boundedFetch(base: FetchLike, label: string, onExceeded?: (reason: string) => void, limit = MAX_HTTP_MESSAGE_BYTES): FetchLike {
   return async (url, init) => {
     const response = await base(url, init);
     if (response.body === null) return response;
     const type = response.headers.get("content-type") ?? "";
-    const body = limitBody(response.body, limit, type.includes("text/event-stream"), label);
+    const body = limitBody(response.body, limit, type.includes("text/event-stream"), label, onExceeded);
     return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
   };
 }

@@ -1,8 +1,10 @@
 /**
- * The MCP servers of one zero process: started together at start-up (none waits for another),
- * offered to each agent as a tool source limited to its `mcpServers` (and its `mcp:` entries in
- * `tools`), and closed — process groups and all — when the process is done. A server that is
- * unavailable costs a run its tools and a notice, never the run.
+ * The MCP servers of one zero process, offered to each agent as a tool source limited to its
+ * `mcpServers` (and its `mcp:` entries in `tools`), and closed — process groups and all — when the
+ * process is done. A run waits only for its own agent's servers (each within its bound; they
+ * connect side by side); a server that is unavailable costs the run its tools and a notice, never
+ * the run, and is tried again by a later run. Tool schemas are compiled only for agents that may
+ * use them.
  */
 import type { AgentProfile, EffectiveConfig } from "../config/schema.ts";
 import { mcpToolServer } from "../config/enforcement.ts";
@@ -15,6 +17,9 @@ import { ContentCatalogs } from "./content.ts";
 import { assignToolNames } from "./names.ts";
 import { adaptTool } from "./tool-adapter.ts";
 
+/** A server that failed is tried again by a run starting at least this long after the failure. */
+export const RETRY_AFTER_MS = 30_000;
+
 export type McpHubOptions = {
   config: EffectiveConfig;
   env: Env;
@@ -22,7 +27,7 @@ export type McpHubOptions = {
   log(line: string): void;
   /** Whether an OAuth login may wait for a person. */
   interactive: boolean;
-  /** Which servers to connect; default: every enabled server some agent lists in `mcpServers`. */
+  /** Which servers the hub knows; default: every enabled server some agent lists in `mcpServers`. */
   servers?: readonly string[];
 };
 
@@ -41,54 +46,83 @@ export function agentMayUse(agent: AgentProfile, server: string, tool: string): 
   return entries.length === 0 || entries.includes(`mcp:${server}:*`) || entries.includes(`mcp:${server}:${tool}`);
 }
 
+/** Runs `work`s one at a time, in call order (a failure does not stop the queue). */
+function serialQueue(): <T>(work: () => Promise<T>) => Promise<T> {
+  let tail: Promise<unknown> = Promise.resolve();
+  return (work) => {
+    const run = tail.then(work, work);
+    tail = run.catch(() => undefined);
+    return run;
+  };
+}
+
+type Exposed = { server: string; info: McpToolInfo; connection: ServerConnection };
+
 export function createMcpHub(options: McpHubOptions) {
   const ids = options.servers ?? serversInUse(options.config);
+  // OAuth logins share the loopback callback port: one at a time in this process.
+  const oauthTurn = serialQueue();
   const connections = new Map<string, ServerConnection>();
   for (const id of ids) {
     const server = options.config.mcp[id];
     if (!server) continue;
-    connections.set(id, new ServerConnection({ id, server, env: options.env, log: options.log, interactive: options.interactive, ...(server.startupTimeoutMs !== undefined ? { startupTimeoutMs: server.startupTimeoutMs } : {}) }));
+    connections.set(
+      id,
+      new ServerConnection({
+        id,
+        server,
+        env: options.env,
+        log: options.log,
+        interactive: options.interactive,
+        ...(server.type === "http" && server.oauth !== false ? { serialize: oauthTurn } : {}),
+        ...(server.startupTimeoutMs !== undefined ? { startupTimeoutMs: server.startupTimeoutMs } : {}),
+      }),
+    );
   }
-  let started: Promise<void> | undefined;
   // Adapted tools per server, rebuilt when the server's tool list changed (a reconnect).
   const adapted = new Map<string, { from: McpToolInfo[]; tools: Map<string, Tool | string> }>();
   const catalogs = new Map<string, ContentCatalogs>();
 
-  function start(): Promise<void> {
-    started ??= Promise.all([...connections.values()].map((connection) => connection.connect())).then(() => undefined);
-    return started;
+  /** Connects the given servers side by side (default: all): those never tried, and failed ones due for another try. */
+  function start(only?: readonly string[]): Promise<void> {
+    const chosen = [...connections.values()].filter((connection) => only === undefined || only.includes(connection.id));
+    const due = (connection: ServerConnection) =>
+      connection.state === "idle" || connection.state === "connecting" || (connection.state === "failed" && Date.now() - connection.lastAttemptAt >= RETRY_AFTER_MS);
+    return Promise.all(chosen.filter(due).map((connection) => connection.connect())).then(() => undefined);
   }
 
-  /** Exposed name → tool (or why it was left out), for every connected server. */
-  function allTools(): Map<string, { server: string; name: string; tool: Tool | string }> {
+  /** Exposed name → server tool, over every connected server (names are unique across all of them). */
+  function exposedTools(): Map<string, Exposed> {
     const live = [...connections.values()].filter((connection) => connection.state === "connected");
-    const names = assignToolNames(live.flatMap((connection) => connection.tools.map((tool) => ({ server: connection.id, tool: tool.name }))));
-    const byServer = new Map<string, Map<string, string>>();
-    for (const [exposed, entry] of names) {
-      const map = byServer.get(entry.server) ?? new Map<string, string>();
-      map.set(entry.tool, exposed);
-      byServer.set(entry.server, map);
-    }
-    const result = new Map<string, { server: string; name: string; tool: Tool | string }>();
-    for (const connection of live) {
-      let cache = adapted.get(connection.id);
-      if (!cache || cache.from !== connection.tools) adapted.set(connection.id, (cache = { from: connection.tools, tools: new Map() }));
-      for (const info of connection.tools) {
-        const exposed = byServer.get(connection.id)?.get(info.name);
-        if (exposed === undefined) continue;
-        const key = `${exposed}\u0000${info.name}`;
-        let tool = cache.tools.get(key);
-        if (tool === undefined) {
-          try {
-            tool = adaptTool(connection, info, exposed);
-          } catch (error) {
-            tool = `tool "${info.name}" of MCP server "${connection.id}" is left out: ${errorMessage(error)}`;
-          }
-          cache.tools.set(key, tool);
-        }
-        result.set(exposed, { server: connection.id, name: info.name, tool });
+    const byKey = new Map<string, Exposed>();
+    for (const connection of live) for (const info of connection.tools) byKey.set(`${connection.id}\u0000${info.name}`, { server: connection.id, info, connection });
+    const names = assignToolNames([...byKey.values()].map((entry) => ({ server: entry.server, tool: entry.info.name })));
+    const result = new Map<string, Exposed>();
+    for (const [exposed, { server, tool }] of names) result.set(exposed, byKey.get(`${server}\u0000${tool}`)!);
+    return result;
+  }
+
+  /** The tool under its exposed name, compiled once per tool list; a string says why it is left out. */
+  function adapt(exposed: string, entry: Exposed): Tool | string {
+    let cache = adapted.get(entry.server);
+    if (!cache || cache.from !== entry.connection.tools) adapted.set(entry.server, (cache = { from: entry.connection.tools, tools: new Map() }));
+    const key = `${exposed}\u0000${entry.info.name}`;
+    let tool = cache.tools.get(key);
+    if (tool === undefined) {
+      try {
+        tool = adaptTool(entry.connection, entry.info, exposed);
+      } catch (error) {
+        tool = `tool ${JSON.stringify(entry.info.name.slice(0, 100))} of MCP server "${entry.server}" is left out: ${errorMessage(error)}`;
       }
+      cache.tools.set(key, tool);
     }
+    return tool;
+  }
+
+  /** The agent's tools, each adapted (or why not). */
+  function agentTools(agent: AgentProfile): Array<Tool | string> {
+    const result: Array<Tool | string> = [];
+    for (const [exposed, entry] of exposedTools()) if (agentMayUse(agent, entry.server, entry.info.name)) result.push(adapt(exposed, entry));
     return result;
   }
 
@@ -103,21 +137,15 @@ export function createMcpHub(options: McpHubOptions) {
 
   const source: ToolSource = {
     name: "mcp",
-    ready: start,
-    tools(agent) {
-      const tools: Tool[] = [];
-      for (const [, entry] of allTools()) {
-        if (typeof entry.tool !== "string" && agentMayUse(agent, entry.server, entry.name)) tools.push(entry.tool);
-      }
-      return tools;
-    },
+    ready: (agent) => start(agent.mcpServers),
+    tools: (agent) => agentTools(agent).filter((tool): tool is Tool => typeof tool !== "string"),
     notices(agent) {
       const notices: string[] = [];
       for (const [id, connection] of agentConnections(agent)) {
         if (connection.state !== "connected") notices.push(`MCP server "${id}" is unavailable (${connection.problem ?? connection.state}); its tools are not offered`);
         else notices.push(...connection.notices.map((notice) => `MCP server "${id}": ${notice}`));
       }
-      for (const [, entry] of allTools()) if (typeof entry.tool === "string" && agent.mcpServers.includes(entry.server)) notices.push(entry.tool);
+      notices.push(...agentTools(agent).filter((tool): tool is string => typeof tool === "string"));
       return notices;
     },
     content(agent) {
@@ -166,4 +194,3 @@ export function createMcpHub(options: McpHubOptions) {
 }
 
 export type McpHub = ReturnType<typeof createMcpHub>;
-

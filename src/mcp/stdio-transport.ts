@@ -17,6 +17,8 @@ import { signalGroup, terminateGroup } from "../util/process-group.ts";
 
 /** The longest JSON-RPC line a server may send; a longer one closes the connection. */
 export const MAX_STDIO_MESSAGE_BYTES = 16 * 1024 * 1024;
+/** What may wait to be written to a server's stdin before the server counts as not reading. */
+export const MAX_PENDING_INPUT_BYTES = 16 * 1024 * 1024;
 /** How much of the server's stderr is kept for error messages. */
 const STDERR_TAIL_CHARS = 2_000;
 /** SIGTERM first; after this the group gets SIGKILL. */
@@ -55,7 +57,10 @@ export function serverEnvironment(env: Env, configured: Readonly<Record<string, 
   const base = commandEnvironment(env);
   base.PATH = safePath(env.PATH);
   base.ZERO_CLI_TOOL = "mcp";
-  return { ...base, ...configured };
+  const result = { ...base, ...configured };
+  // A configured PATH gets the same treatment: no entry that resolves against the server's cwd.
+  if (configured.PATH !== undefined) result.PATH = safePath(configured.PATH);
+  return result;
 }
 
 export class BoundedStdioTransport implements Transport {
@@ -67,6 +72,10 @@ export class BoundedStdioTransport implements Transport {
   private pendingBytes = 0;
   private stderrTail = "";
   private closed = false;
+  /** Bytes written to the server's stdin since it last drained. */
+  private unread = 0;
+  /** The process group is known to be gone: its pid is not signalled any more. */
+  private groupGone = false;
   private exitNote: string | undefined;
 
   constructor(private readonly spec: StdioServerSpec) {}
@@ -100,8 +109,8 @@ export class BoundedStdioTransport implements Transport {
       });
       child.once("exit", (code, signal) => {
         this.exitNote ??= signal ? `the server was ended by ${signal}` : `the server exited with code ${code}`;
-        // Whatever it started goes with it.
-        if (child.pid !== undefined) void terminateGroup(child.pid, CLOSE_GRACE_MS);
+        // Whatever it started goes with it; after that the pid is never signalled again (it may be reused).
+        if (child.pid !== undefined) void terminateGroup(child.pid, CLOSE_GRACE_MS).finally(() => (this.groupGone = true));
         this.finish();
       });
       child.stdout!.on("data", (chunk: Buffer) => this.receive(chunk));
@@ -110,6 +119,7 @@ export class BoundedStdioTransport implements Transport {
       });
       // A server that stops reading its stdin must not crash zero with EPIPE.
       child.stdin!.on("error", (error) => this.onerror?.(error));
+      child.stdin!.on("drain", () => (this.unread = 0));
     });
   }
 
@@ -148,27 +158,38 @@ export class BoundedStdioTransport implements Transport {
     this.onmessage?.(message);
   }
 
+  /**
+   * Queues the message on the server's stdin. Nothing waits for "drain" (a server that stops
+   * reading while it floods zero with requests would pile up waiters); instead what is waiting to
+   * be written is bounded, and a server that lets it pass the bound is cut off.
+   */
   send(message: JSONRPCMessage): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const stdin = this.child?.stdin;
-      if (!stdin || this.closed) return reject(new Error(this.describeExit()));
-      if (stdin.write(serializeMessage(message))) resolve();
-      else stdin.once("drain", () => resolve());
-    });
+    const stdin = this.child?.stdin;
+    if (!stdin || this.closed) return Promise.reject(new Error(this.describeExit()));
+    const line = serializeMessage(message);
+    // Counted here (Bun's writableLength stays 0): what was written since the pipe last drained.
+    this.unread = stdin.write(line) ? 0 : this.unread + Buffer.byteLength(line);
+    if (this.unread > MAX_PENDING_INPUT_BYTES) {
+      this.exitNote = `the server stopped reading its input (${this.unread} bytes waiting); the connection was closed`;
+      this.onerror?.(new Error(this.exitNote));
+      void this.close();
+    }
+    return Promise.resolve();
   }
 
   async close(): Promise<void> {
     const child = this.child;
-    if (child?.pid !== undefined) {
+    if (child?.pid !== undefined && !this.groupGone) {
       child.stdin?.end();
       await terminateGroup(child.pid, CLOSE_GRACE_MS);
+      this.groupGone = true;
     }
     this.finish();
   }
 
   /** For a process that is exiting now: the whole group is killed without waiting. */
   killNow(): void {
-    if (this.child?.pid !== undefined) signalGroup(this.child.pid, "SIGKILL");
+    if (this.child?.pid !== undefined && !this.groupGone) signalGroup(this.child.pid, "SIGKILL");
   }
 
   private finish(): void {

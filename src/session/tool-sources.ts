@@ -9,8 +9,8 @@ import { UsageError } from "../util/errors.ts";
  */
 export type ToolSource = {
   name: string;
-  /** Settles when the source knows its tools (its servers connected, or given up on). */
-  ready?(): Promise<void>;
+  /** Settles when the source knows this agent's tools (its servers connected, or given up on). */
+  ready?(agent: AgentProfile): Promise<void>;
   /** The tools this agent may have from this source (the core source offers all; the agent's list picks). */
   tools(agent: AgentProfile): Iterable<Tool>;
   /** What the run should tell about this agent's part of the source (a server that is unavailable). */
@@ -61,7 +61,7 @@ export type AgentTools = { tools: Map<string, Tool>; notices: Array<{ source: st
 
 /** Waits for every source to be ready, then collects what it gives this agent. */
 export async function toolsForAgent(agent: AgentProfile, sources: readonly ToolSource[]): Promise<AgentTools> {
-  await Promise.all(sources.map((source) => source.ready?.()));
+  await Promise.all(sources.map((source) => source.ready?.(agent)));
   const tools = buildToolSet(agent, sources);
   const notices = sources.flatMap((source) => (source.notices?.(agent) ?? []).map((message) => ({ source: source.name, message })));
   const instructions = sources.map((source) => source.instructions?.(agent)).filter((line): line is string => line !== undefined);

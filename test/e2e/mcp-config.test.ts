@@ -132,3 +132,25 @@ test('type "sse" is a config error naming the legacy transport (exit 2, nothing 
   expect(jsonLines(result.stdout).filter((e) => e.type === "run.started")).toEqual([]);
   expect(fake.requests).toHaveLength(0);
 });
+
+test("a run starts only its own agent's servers: another agent's server starts when that agent runs", async () => {
+  const marker = join(sandbox.root, "explore-server-started");
+  sandbox.writeUserConfig(
+    fakeConfig(fake.url, "chat", {
+      mcp: { a: everythingServer(), b: fixtureServer({ FIXTURE_MARKER: marker }) },
+      agents: { build: { mcpServers: ["a"] }, explore: { mcpServers: ["b"] } },
+    }),
+  );
+  fake.script([{ text: "no delegation" }]);
+  const plain = await runZero(["run", "--json", "x"], { sandbox });
+  expect(plain.code, describeRun(plain)).toBe(0);
+  expect(existsSync(marker)).toBe(false);
+
+  scriptBySender(fake, {
+    root: [spawn("d1", task("look", { agent: "explore" })), { text: "done" }],
+    look: [envelope({ summary: "looked", findings: [] })],
+  });
+  const delegated = await runZero(["run", "--json", "look around"], { sandbox });
+  expect(delegated.code, describeRun(delegated)).toBe(0);
+  expect(readFileSync(marker, "utf8")).toMatch(/^started \d+\n$/);
+});

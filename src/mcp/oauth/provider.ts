@@ -7,7 +7,11 @@
  * - `clientInformation()` is the configured client (secret from the named env var, never stored)
  *   or the one dynamic registration stored; undefined makes the SDK register (RFC 7591).
  * - `tokens()` reports the remaining lifetime from the stored `expires_at`; with a refresh token
- *   the SDK refreshes on the next 401 instead of starting a new login.
+ *   the SDK refreshes on the next 401 instead of starting a new login. `saveTokens()` bounds
+ *   `expires_in` to one year (a negative or non-numeric one counts as unknown) and refuses an empty
+ *   access token; `saveClientInformation()` refuses an empty client_id. Whatever else the store
+ *   could not read back is refused by the store itself (store.ts), so a hostile server cannot
+ *   leave an entry behind that breaks reading.
  * - `state()` is random per login and checked exactly by the callback listener.
  * - `redirectToAuthorization()` prints the URL and starts that listener before returning, so it
  *   listens before the user can click (session.ts owns the listener).
@@ -142,6 +146,9 @@ export function createProvider(context: ProviderContext): StoreBackedProvider {
     saveClientInformation(information) {
       // A configured client is synthesized from config on every call; only registrations are kept.
       if (settings.clientId !== undefined) return;
+      if (typeof information.client_id !== "string" || information.client_id === "") {
+        throw new McpAuthError(`MCP server "${serverId}": its authorization server registered a client without a client_id; nothing was saved`);
+      }
       update((entry) => ({ ...entry, client: { information: asJson(information), redirectUrl: context.redirectUrl } }));
     },
 
@@ -154,10 +161,16 @@ export function createProvider(context: ProviderContext): StoreBackedProvider {
     },
 
     saveTokens(tokens) {
-      const expiresAt = tokens.expires_in !== undefined ? Date.now() + tokens.expires_in * 1000 : undefined;
+      // The SDK checks the types only: an empty token would be sent as "Bearer " and could not be stored.
+      if (typeof tokens.access_token !== "string" || tokens.access_token === "") {
+        throw new McpAuthError(`MCP server "${serverId}": its authorization server issued an empty access token; nothing was saved`);
+      }
+      const lifetime = tokenLifetimeSeconds(tokens.expires_in);
+      const { expires_in: _raw, ...rest } = asJson(tokens);
+      const stored = { ...rest, ...(lifetime !== undefined ? { expires_in: lifetime, expires_at: Date.now() + lifetime * 1000 } : {}) };
       verifier = undefined;
       state = undefined;
-      update(({ codeVerifier: _done, ...entry }) => ({ ...entry, tokens: { ...asJson(tokens), ...(expiresAt !== undefined ? { expires_at: expiresAt } : {}) } }));
+      update(({ codeVerifier: _done, ...entry }) => ({ ...entry, tokens: stored }));
     },
 
     redirectToAuthorization(url) {
@@ -217,6 +230,15 @@ export function createProvider(context: ProviderContext): StoreBackedProvider {
       });
     },
   };
+}
+
+/** The longest access-token lifetime believed: a server's "forever" must not overflow the stored expiry. */
+export const MAX_TOKEN_LIFETIME_SECONDS = 365 * 24 * 60 * 60;
+
+/** `expires_in` bounded to [0, one year]; undefined (unknown) when it is not a non-negative number. */
+function tokenLifetimeSeconds(expiresIn: unknown): number | undefined {
+  if (typeof expiresIn !== "number" || Number.isNaN(expiresIn) || expiresIn < 0) return undefined;
+  return Math.min(expiresIn, MAX_TOKEN_LIFETIME_SECONDS);
 }
 
 /** 256 random bits, base64url: the login's `state`. */

@@ -4,7 +4,8 @@ import { dirname } from "node:path";
 import type { McpOAuthSettings } from "../../config/schema.ts";
 import { connectWithLogin, createFakeAuthorization, freePort, isolatedEnv, printedUrl, serve, serveResourceServer, type AuthorizationServerOptions } from "./oauth-test-support.ts";
 import { createOAuthSession, forgetServer, type OAuthSession } from "./session.ts";
-import { oauthStoreFile } from "./store.ts";
+import { MAX_TOKEN_LIFETIME_SECONDS } from "./provider.ts";
+import { oauthStoreFile, readServerEntry, updateServerEntry } from "./store.ts";
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -68,8 +69,8 @@ describe("login", () => {
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(statSync(dirname(file)).mode & 0o777).toBe(0o700);
     const stored = JSON.parse(readFileSync(file, "utf8"));
-    const entry = stored.servers.issues;
-    expect(entry.url).toBe(mcp.mcpUrl);
+    expect(Object.keys(stored.servers.issues)).toEqual([mcp.mcpUrl]);
+    const entry = stored.servers.issues[mcp.mcpUrl];
     expect(entry.tokens.access_token).toStartWith("at-");
     expect(entry.tokens.refresh_token).toStartWith("rt-");
     expect(entry.tokens.expires_at).toBeGreaterThan(Date.now() + 3_500_000);
@@ -189,7 +190,7 @@ describe("refresh and the stored state", () => {
     const { authorization, mcp, env } = world();
     const lines: string[] = [];
     await (await connectWithLogin(session(env, mcp.mcpUrl, { allowPrivateNetwork: true }, lines), mcp.mcpUrl, lines)).close();
-    const before = JSON.parse(readFileSync(oauthStoreFile(env), "utf8")).servers.issues.tokens;
+    const before = JSON.parse(readFileSync(oauthStoreFile(env), "utf8")).servers.issues[mcp.mcpUrl].tokens;
     authorization.expireAccessTokens();
 
     const later = session(env, mcp.mcpUrl, { allowPrivateNetwork: true }, lines);
@@ -201,7 +202,7 @@ describe("refresh and the stored state", () => {
     expect(refresh.get("grant_type")).toBe("refresh_token");
     expect(refresh.get("refresh_token")).toBe(before.refresh_token);
     expect(refresh.get("resource")).toBe(mcp.mcpUrl);
-    const after = JSON.parse(readFileSync(oauthStoreFile(env), "utf8")).servers.issues.tokens;
+    const after = JSON.parse(readFileSync(oauthStoreFile(env), "utf8")).servers.issues[mcp.mcpUrl].tokens;
     expect(after.access_token).not.toBe(before.access_token);
   });
 
@@ -210,7 +211,7 @@ describe("refresh and the stored state", () => {
     cleanups.push(cleanup);
     const oauth = session(env, "https://mcp.example.com/mcp", true, []);
     await oauth.provider.saveTokens({ access_token: "a", token_type: "Bearer", expires_in: 100, refresh_token: "r" });
-    const stored = JSON.parse(readFileSync(oauthStoreFile(env), "utf8")).servers.issues.tokens;
+    const stored = JSON.parse(readFileSync(oauthStoreFile(env), "utf8")).servers.issues["https://mcp.example.com/mcp"].tokens;
     expect(stored.expires_at).toBeGreaterThan(Date.now() + 98_000);
     const tokens = await oauth.provider.tokens();
     expect(tokens?.expires_in).toBeGreaterThanOrEqual(98);
@@ -218,18 +219,100 @@ describe("refresh and the stored state", () => {
     expect(tokens).not.toHaveProperty("expires_at");
   });
 
-  test("entries are bound to the server URL, and forgetServer removes everything of one server", async () => {
+  test("entries are bound to the server URL, the same id at another URL keeps its own, and forgetServer removes every one", async () => {
     const { env, cleanup } = isolatedEnv();
     cleanups.push(cleanup);
     const first = session(env, "https://mcp.example.com/mcp", true, []);
     await first.provider.saveTokens({ access_token: "a", token_type: "Bearer" });
     expect(first.hasTokens()).toBe(true);
-    // The same id pointed at another URL sees nothing, and its first write replaces the old entry.
+    // The same id pointed at another URL (another project's config) sees nothing, and its writes leave the first alone.
     const moved = session(env, "https://elsewhere.example.com/mcp", true, []);
     expect(moved.hasTokens()).toBe(false);
     expect(await moved.provider.tokens()).toBeUndefined();
+    await moved.provider.saveTokens({ access_token: "b", token_type: "Bearer" });
+    await moved.provider.invalidateCredentials!("all");
+    expect((await first.provider.tokens())?.access_token).toBe("a");
+    await moved.provider.saveTokens({ access_token: "b", token_type: "Bearer" });
+    expect((await moved.provider.tokens())?.access_token).toBe("b");
+    expect((await first.provider.tokens())?.access_token).toBe("a");
     expect(forgetServer(env, "issues")).toBe(true);
     expect(first.hasTokens()).toBe(false);
+    expect(moved.hasTokens()).toBe(false);
     expect(forgetServer(env, "issues")).toBe(false);
+  });
+});
+
+/** `world()` with an authorization server whose JSON answers on `path` are rewritten by `rewrite`. */
+function hostileWorld(path: "/token" | "/register", rewrite: (body: Record<string, unknown>) => Record<string, unknown>) {
+  const authorization = createFakeAuthorization();
+  const as = serve(async (request, origin) => {
+    const answer = await authorization.handle(request, origin);
+    if (answer === undefined || new URL(request.url).pathname !== path || !answer.ok) return answer;
+    return Response.json(rewrite((await answer.json()) as Record<string, unknown>), { status: answer.status });
+  });
+  const mcp = serveResourceServer({ authorization, authorizationServer: as.origin });
+  const sandbox = isolatedEnv({ ZERO_CLI_MCP_OAUTH_CALLBACK_PORT: String(freePort()) });
+  cleanups.push(as.close, mcp.close, sandbox.cleanup);
+  // Another server signed in before: whatever the hostile one does must leave it readable.
+  updateServerEntry(sandbox.env, "other", OTHER_URL, (entry) => ({ ...entry, tokens: { access_token: "other-token", token_type: "Bearer" } }));
+  return { authorization, mcp, env: sandbox.env };
+}
+
+const OTHER_URL = "https://other.example.com/mcp";
+
+describe("a hostile authorization server", () => {
+  test("an absurd expires_in is bounded to a year: the login works and the store stays readable", async () => {
+    for (const expiresIn of [1e306, Number.MAX_VALUE]) {
+      const { mcp, env } = hostileWorld("/token", (body) => ({ ...body, expires_in: expiresIn }));
+      const lines: string[] = [];
+      const started = Date.now();
+      expect(await callWhoami(await connectWithLogin(session(env, mcp.mcpUrl, { allowPrivateNetwork: true }, lines), mcp.mcpUrl, lines))).toBe("an authorized client");
+      const tokens = readServerEntry(env, "issues", mcp.mcpUrl)!.tokens!;
+      expect(tokens.expires_in).toBe(MAX_TOKEN_LIFETIME_SECONDS);
+      expect(tokens.expires_at).toBeGreaterThanOrEqual(started + MAX_TOKEN_LIFETIME_SECONDS * 1000);
+      expect(tokens.expires_at).toBeLessThanOrEqual(Date.now() + MAX_TOKEN_LIFETIME_SECONDS * 1000);
+      expect(readServerEntry(env, "other", OTHER_URL)?.tokens?.access_token).toBe("other-token");
+      expect(forgetServer(env, "issues")).toBe(true);
+    }
+  });
+
+  test("an empty access token is refused with a clear error; nothing is stored and the other server's entry stays readable", async () => {
+    const { authorization, mcp, env } = hostileWorld("/token", (body) => ({ ...body, access_token: "" }));
+    const lines: string[] = [];
+    const oauth = session(env, mcp.mcpUrl, { allowPrivateNetwork: true }, lines);
+    await expect(connectWithLogin(oauth, mcp.mcpUrl, lines)).rejects.toThrow(`MCP server "issues": its authorization server issued an empty access token; nothing was saved`);
+    expect(authorization.tokenRequests).toHaveLength(1);
+    expect(oauth.hasTokens()).toBe(false);
+    expect(readServerEntry(env, "issues", mcp.mcpUrl)?.tokens).toBeUndefined();
+    expect(readServerEntry(env, "other", OTHER_URL)?.tokens?.access_token).toBe("other-token");
+    expect(forgetServer(env, "issues")).toBe(true); // the registration and discovery that were kept
+    expect(readServerEntry(env, "other", OTHER_URL)?.tokens?.access_token).toBe("other-token");
+  });
+
+  test("a registration with an empty client_id is refused with a clear error before any authorization URL", async () => {
+    const { mcp, env } = hostileWorld("/register", (body) => ({ ...body, client_id: "" }));
+    const lines: string[] = [];
+    const oauth = session(env, mcp.mcpUrl, { allowPrivateNetwork: true }, lines);
+    await expect(connectWithLogin(oauth, mcp.mcpUrl, lines)).rejects.toThrow(`MCP server "issues": its authorization server registered a client without a client_id; nothing was saved`);
+    expect(lines).toEqual([]);
+    expect(readServerEntry(env, "issues", mcp.mcpUrl)?.client).toBeUndefined();
+    expect(readServerEntry(env, "other", OTHER_URL)?.tokens?.access_token).toBe("other-token");
+  });
+
+  test("saveTokens: a negative, NaN or missing expires_in is an unknown expiry; a finite one is kept as sent", async () => {
+    const { env, cleanup } = isolatedEnv();
+    cleanups.push(cleanup);
+    const url = "https://mcp.example.com/mcp";
+    const oauth = session(env, url, true, []);
+    for (const expiresIn of [-5, Number.NaN, undefined, "3600" as unknown as number]) {
+      await oauth.provider.saveTokens({ access_token: "a", token_type: "Bearer", ...(expiresIn !== undefined ? { expires_in: expiresIn } : {}) });
+      const tokens = readServerEntry(env, "issues", url)!.tokens!;
+      expect(tokens).not.toHaveProperty("expires_in");
+      expect(tokens).not.toHaveProperty("expires_at");
+      expect(await oauth.provider.tokens()).toEqual({ access_token: "a", token_type: "Bearer" });
+    }
+    await oauth.provider.saveTokens({ access_token: "a", token_type: "Bearer", expires_in: 0 });
+    expect(readServerEntry(env, "issues", url)!.tokens!.expires_in).toBe(0);
+    expect((await oauth.provider.tokens())?.expires_in).toBe(0);
   });
 });

@@ -160,7 +160,10 @@ export function createOAuthSession(options: OAuthSessionOptions): OAuthSession {
   };
 }
 
-/** `zero mcp logout <id>`: removes tokens, discovery state and registration of that server. True when something was stored. */
+/**
+ * `zero mcp logout <id>`: removes tokens, discovery state and registration of that server, for
+ * every URL it was used with, including entries the store cannot read. True when something was stored.
+ */
 export function forgetServer(env: Env, serverId: string): boolean {
   return removeServerEntry(env, serverId);
 }

@@ -96,8 +96,9 @@ describe("zero trust shows what the file hands over", () => {
           "plain": { "provider": "anthropic", "model": "claude-x" }
         },
         "mcp": {
-          "docs": { "type": "stdio", "command": "./bin/docs server", "args": ["--port", "8 0"] },
-          "web": { "type": "http", "url": "https://mcp.example/", "enabled": false }
+          "docs": { "type": "stdio", "command": "./bin/docs server", "args": ["--port", "8 0"], "env": { "LD_PRELOAD": "x.so", "TOKEN": "t" } },
+          "web": { "type": "http", "url": "https://mcp.example/", "enabled": false, "headers": { "Authorization": "Bearer x" },
+                   "oauth": { "clientId": "c", "clientSecretEnv": "WEB_SECRET" } }
         },
         "plugins": ["./plugins/p.ts"],
         "webSearch": { "apiKeyEnv": "OPENAI_API_KEY" },
@@ -114,8 +115,8 @@ describe("zero trust shows what the file hands over", () => {
       `  model "mine" (openai-compatible m1, set by models.mine) sends $ANTHROPIC_API_KEY to http://127.0.0.1:9/v1`,
       `  model "plain" (anthropic claude-x, set by models.plain) sends $ANTHROPIC_API_KEY to the anthropic default endpoint (api.anthropic.com)`,
       "  web search sends $OPENAI_API_KEY to Brave Search",
-      `  MCP server "docs" runs ${JSON.stringify(join(ws, "bin", "docs server"))} --port "8 0" in .`,
-      `  MCP server "web" connects to https://mcp.example/ (disabled)`,
+      `  MCP server "docs" runs ${JSON.stringify(join(ws, "bin", "docs server"))} --port "8 0" in . with environment LD_PRELOAD, TOKEN`,
+      `  MCP server "web" connects to https://mcp.example/ sending headers Authorization with the OAuth client secret $WEB_SECRET (disabled)`,
       "  plugin plugins/p.ts",
       `  agent "build" reads its prompt from prompts/build.md`,
       `  agent "x" reads its prompt from ${join(root, "secret.txt")} (outside the project)`,

@@ -126,7 +126,11 @@ export function formatReview(review: ProjectReview): string[] {
       server.type === "stdio"
         ? `runs ${[server.command, ...server.args].map(quoteIfNeeded).join(" ")} in ${shown(server.cwd)}`
         : `connects to ${server.url}`;
-    lines.push(`MCP server "${id}" ${what}${server.enabled ? "" : " (disabled)"}`);
+    // What the server is handed besides: environment names, header names, an OAuth client secret.
+    const env = server.type === "stdio" && Object.keys(server.env).length > 0 ? ` with environment ${Object.keys(server.env).join(", ")}` : "";
+    const headers = server.type === "http" && Object.keys(server.headers).length > 0 ? ` sending headers ${Object.keys(server.headers).join(", ")}` : "";
+    const oauth = server.type === "http" && typeof server.oauth === "object" && server.oauth.clientSecretEnv !== undefined ? ` with the OAuth client secret $${server.oauth.clientSecretEnv}` : "";
+    lines.push(`MCP server "${id}" ${what}${env}${headers}${oauth}${server.enabled ? "" : " (disabled)"}`);
   }
   for (const plugin of review.plugins) lines.push(`plugin ${shown(plugin)}`);
   for (const { agent, path, outside } of review.promptFiles) {

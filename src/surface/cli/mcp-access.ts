@@ -18,14 +18,15 @@ export function cliMcpAccess(io: Pick<CliIo, "stderr" | "env">, loaded: LoadedCo
   let closed = false;
   const loading = import("../../mcp/hub.ts").then((module) => {
     hub = module.createMcpHub({ config, env: io.env, log: (line) => io.stderr(line), interactive: options.interactive });
-    if (closed) return hub;
-    void hub.start();
+    // The root agent's servers start at once, beside the rest of start-up; other agents' servers
+    // (delegated children) connect when a run of theirs prepares.
+    if (!closed) void hub.start(config.agents[config.defaultAgent]?.mcpServers ?? []);
     return hub;
   });
   const source: ToolSource = {
     name: "mcp",
-    async ready() {
-      await (await loading).start();
+    async ready(agent) {
+      await (await loading).source.ready!(agent);
     },
     tools: (agent) => hub?.source.tools(agent) ?? [],
     notices: (agent) => hub?.source.notices?.(agent) ?? [],

@@ -1,6 +1,10 @@
 import { loadConfig, type LoadedConfig } from "../../config/load.ts";
 import type { McpServer } from "../../config/schema.ts";
 import { EXIT } from "../../protocol/events.ts";
+import { createRedactor } from "../../security/redact.ts";
+import { withVisibleRedaction } from "../../security/visible-redaction.ts";
+import { sanitizeForTerminal } from "../../security/terminal.ts";
+import { knownSecretValues } from "../../session/run-inputs.ts";
 import { UsageError, errorMessage } from "../../util/errors.ts";
 import { parseCommandArgs, stringFlag } from "./args.ts";
 import { MCP_HELP } from "./help.ts";
@@ -54,6 +58,13 @@ async function listServers(io: CliIo, loaded: LoadedConfig, json: boolean): Prom
   const { readServerEntry } = await import("../../mcp/oauth/store.ts");
   // Every enabled server is tried, side by side; nobody is asked to log in from a listing.
   const hub = createMcpHub({ config, env: io.env, log: () => {}, interactive: false, servers: ids.filter((id) => config.mcp[id]!.enabled) });
+  // Servers' words (their errors, stderr tails, tool names) are redacted, and sanitized for a terminal.
+  const redactor = withVisibleRedaction(createRedactor({ knownSecrets: knownSecretValues(config, io.env) }));
+  const clean = (text: string) => redactor.redact(text).text;
+  const shown = (text: string) => redactor.redact(sanitizeForTerminal(text)).text;
+  // Ctrl-C exits at once: the servers' process groups go with zero.
+  const onExit = () => hub.killNow();
+  process.on("exit", onExit);
   // An unreadable token store (a symlink, another owner, corrupt) is a problem to show, not a crash.
   const signedIn = (id: string, url: string): boolean | string => {
     try {
@@ -75,11 +86,11 @@ async function listServers(io: CliIo, loaded: LoadedConfig, json: boolean): Prom
         target: where(server),
         enabled: server.enabled,
         status: !server.enabled ? "disabled" : status?.state === "connected" ? "connected" : "unavailable",
-        tools: hub.connection(id)?.tools.map((tool) => tool.name) ?? [],
-        leftOut: hub.connection(id)?.leftOut ?? [],
+        tools: hub.connection(id)?.tools.map((tool) => clean(tool.name)) ?? [],
+        leftOut: (hub.connection(id)?.leftOut ?? []).map((tool) => ({ name: clean(tool.name.slice(0, 200)), reason: tool.reason })),
         agents: Object.values(config.agents).filter((agent) => agent.mcpServers.includes(id)).map((agent) => agent.name),
         ...oauth,
-        ...(status?.problem !== undefined ? { problem: status.problem } : {}),
+        ...(status?.problem !== undefined ? { problem: clean(status.problem) } : {}),
       };
     });
     if (json) {
@@ -92,12 +103,13 @@ async function listServers(io: CliIo, loaded: LoadedConfig, json: boolean): Prom
       io.stdout(`${row.id}  ${row.transport}  ${row.status}${row.status === "connected" ? `, ${row.tools.length} tools` : ""}${auth}\n`);
       io.stdout(`  ${row.target}\n`);
       io.stdout(`  agents: ${row.agents.length > 0 ? row.agents.join(", ") : "none (list it in an agent's mcpServers)"}\n`);
-      if (row.problem !== undefined) io.stdout(`  problem: ${row.problem}\n`);
-      for (const tool of row.leftOut) io.stdout(`  left out: ${tool.name} (${tool.reason})\n`);
+      if (row.problem !== undefined) io.stdout(`  problem: ${shown(row.problem)}\n`);
+      for (const tool of row.leftOut) io.stdout(`  left out: ${shown(tool.name)} (${tool.reason})\n`);
     }
     return EXIT.ok;
   } finally {
     await hub.close();
+    process.off("exit", onExit);
   }
 }
 
@@ -109,6 +121,8 @@ async function login(io: CliIo, loaded: LoadedConfig, id: string, json: boolean)
   const { createMcpHub } = await import("../../mcp/hub.ts");
   // A login is the one place zero waits for a person: the URL goes to stderr, the callback to 127.0.0.1.
   const hub = createMcpHub({ config: loaded.config, env: io.env, log: (line) => io.stderr(line), interactive: true, servers: [id] });
+  const onExit = () => hub.killNow();
+  process.on("exit", onExit);
   try {
     await hub.start();
     const status = hub.statuses()[0]!;
@@ -121,6 +135,7 @@ async function login(io: CliIo, loaded: LoadedConfig, id: string, json: boolean)
     return EXIT.ok;
   } finally {
     await hub.close();
+    process.off("exit", onExit);
   }
 }
 
