@@ -189,7 +189,8 @@ export class ServerConnection {
       return client;
     }
     const { connectHttp } = await import("./http-connect.ts");
-    this.client = client;
+    // Set only once connected: a login closes the first transport, and that close must not
+    // count as the end of this connection.
     const http = await connectHttp(client, {
       id: this.id,
       server,
@@ -200,6 +201,7 @@ export class ServerConnection {
       fetch: boundedFetch(fetch, `MCP server "${this.id}"`, (reason) => void this.cutOff(reason)),
       ...(signal ? { signal } : {}),
     });
+    this.client = client;
     this.transport = http.transport;
     this.reauthorize = http.reauthorize;
     return client;

@@ -61,7 +61,12 @@ export async function connectHttp(client: Client, options: HttpConnectOptions): 
       if (!(error instanceof UnauthorizedError) || !oauth) throw error;
       await first.finishAuth(await oauth.waitForAuthorizationCode(options.signal));
       const second = transport();
-      await withinBound(client.connect(second), options.timeoutMs, timeout, options.signal);
+      try {
+        await withinBound(client.connect(second), options.timeoutMs, timeout, options.signal);
+      } catch (again) {
+        await second.close().catch(() => undefined);
+        throw again;
+      }
       return connected(second);
     }
   };

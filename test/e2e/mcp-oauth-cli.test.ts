@@ -94,3 +94,16 @@ test("a login nobody completes times out with exit 3; bad arguments are usage er
   expect(action.code).toBe(2);
   expect(action.stderr).toContain("unknown action 'frobnicate' (allowed: list, login, logout)");
 }, 60_000);
+
+test("a headless run that needs a login prints the URL on stderr, waits for the callback, then uses the tool", async () => {
+  const { env } = world();
+  fake.script([{ toolCalls: [{ name: "mcp__issues__whoami", args: {}, id: "call_who" }] }, { text: "ok" }]);
+  const run = spawnZero(["run", "-y", "--json", "who am i"], { sandbox, env, timeoutMs: 30_000 });
+  await waitUntil("the authorization URL on stderr", () => printedUrl(run.stderrSoFar().split("\n")) !== undefined);
+  // No model request before the server is connected: the run waits for its agent's servers.
+  expect(fake.requests).toHaveLength(0);
+  await browse(printedUrl(run.stderrSoFar().split("\n"))!);
+  const done = await run.result;
+  expect(done.code, done.stderr).toBe(0);
+  expect(jsonLines(done.stdout).find((e) => e.type === "tool.completed")).toMatchObject({ status: "completed", output: "an authorized client" });
+}, 60_000);
