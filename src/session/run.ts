@@ -186,6 +186,8 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
   const roots: Roots = createRoots({
     workspace: request.workspace,
     extraDirs: request.extraDirs ?? [],
+    // Read-only roots from the tool sources (skill packages).
+    readOnlyDirs: sourced.readRoots,
     // zero's own state and configuration (trust records!) are never tool-reachable.
     privateDirs: [stateDir(request.env), configDir(request.env)],
   });

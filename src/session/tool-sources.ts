@@ -19,6 +19,8 @@ export type ToolSource = {
   content?(agent: AgentProfile): McpContentAccess | undefined;
   /** A line for the system prompt, when the agent should know something about this source. */
   instructions?(agent: AgentProfile): string | undefined;
+  /** Directories this agent may read but never write (skill packages), absolute. */
+  readRoots?(agent: AgentProfile): string[];
 };
 
 export function coreToolSource(): ToolSource {
@@ -57,7 +59,7 @@ export function buildToolSet(agent: AgentProfile, sources: readonly ToolSource[]
 }
 
 /** What the sources give one agent's run: its tools, notices for the run, content access and prompt lines. */
-export type AgentTools = { tools: Map<string, Tool>; notices: Array<{ source: string; message: string }>; content?: McpContentAccess; instructions: string[] };
+export type AgentTools = { tools: Map<string, Tool>; notices: Array<{ source: string; message: string }>; content?: McpContentAccess; instructions: string[]; readRoots: string[] };
 
 /** Waits for every source to be ready, then collects what it gives this agent. */
 export async function toolsForAgent(agent: AgentProfile, sources: readonly ToolSource[]): Promise<AgentTools> {
@@ -66,5 +68,6 @@ export async function toolsForAgent(agent: AgentProfile, sources: readonly ToolS
   const notices = sources.flatMap((source) => (source.notices?.(agent) ?? []).map((message) => ({ source: source.name, message })));
   const instructions = sources.map((source) => source.instructions?.(agent)).filter((line): line is string => line !== undefined);
   const content = sources.map((source) => source.content?.(agent)).find((access) => access !== undefined);
-  return { tools, notices, instructions, ...(content ? { content } : {}) };
+  const readRoots = [...new Set(sources.flatMap((source) => source.readRoots?.(agent) ?? []))];
+  return { tools, notices, instructions, readRoots, ...(content ? { content } : {}) };
 }

@@ -1,19 +1,18 @@
 import type { LoadedConfig } from "../../config/load.ts";
 import type { McpHub } from "../../mcp/hub.ts";
-import { coreToolSource, type ToolSource } from "../../session/tool-sources.ts";
+import type { ToolSource } from "../../session/tool-sources.ts";
+import type { CliExtension } from "./extensions.ts";
 import type { CliIo } from "./io.ts";
-
-export type McpAccess = { sources: ToolSource[]; close(): Promise<void>; killNow(): void };
 
 /**
  * The process's MCP servers as a tool source. They start connecting at once, side by side with
  * everything else start-up does; a run waits for them (each within its own bound) before its
  * first request. Without servers any agent uses, nothing of the MCP client is even loaded.
  */
-export function cliMcpAccess(io: Pick<CliIo, "stderr" | "env">, loaded: LoadedConfig, options: { interactive: boolean }): McpAccess {
+export function cliMcpAccess(io: Pick<CliIo, "stderr" | "env">, loaded: LoadedConfig, options: { interactive: boolean }): CliExtension {
   const config = loaded.config;
   const used = Object.values(config.agents).some((agent) => agent.mcpServers.some((id) => config.mcp[id]?.enabled));
-  if (!used) return { sources: [coreToolSource()], close: async () => {}, killNow: () => {} };
+  if (!used) return { sources: [], close: async () => {}, killNow: () => {} };
   let hub: McpHub | undefined;
   let closed = false;
   const loading = import("../../mcp/hub.ts").then((module) => {
@@ -34,7 +33,7 @@ export function cliMcpAccess(io: Pick<CliIo, "stderr" | "env">, loaded: LoadedCo
     instructions: (agent) => hub?.source.instructions?.(agent),
   };
   return {
-    sources: [coreToolSource(), source],
+    sources: [source],
     async close() {
       closed = true;
       await (await loading).close();

@@ -7,7 +7,7 @@ import { workspaceStateDir } from "../../store/state.ts";
 import { createSessionService, type SessionService } from "../../session/service.ts";
 import type { RunOverrides } from "../../session/run.ts";
 import type { CliIo } from "./io.ts";
-import { cliMcpAccess } from "./mcp-access.ts";
+import { cliExtensions } from "./extensions.ts";
 import { openWorkspaceStore } from "./sessions-command.ts";
 
 /**
@@ -31,7 +31,7 @@ export function cliSessionService(
     return store;
   };
   // Host bridges have no one to open a browser: an MCP login they would need fails with a hint.
-  const mcp = cliMcpAccess(io, loaded, { interactive: options.surface !== "host" });
+  const extensions = cliExtensions(io, loaded, { interactive: options.surface !== "host", workspace: options.workspace });
   const service = createSessionService({
     config: loaded.config,
     env: io.env,
@@ -41,7 +41,7 @@ export function cliSessionService(
     overrides: options.overrides,
     ...(options.interactive ? { interactive: true } : {}),
     log: (line) => io.stderr(line),
-    toolSources: mcp.sources,
+    toolSources: extensions.sources,
     store: {
       enabled: loaded.config.storage.enabled,
       exists: () => opened || existsSync(dbFile()),
@@ -52,7 +52,7 @@ export function cliSessionService(
   // second Ctrl-C exits at once.
   const onExit = () => {
     service.shutdownSync();
-    mcp.killNow();
+    extensions.killNow();
   };
   process.on("exit", onExit);
   return {
@@ -60,7 +60,7 @@ export function cliSessionService(
     store: open,
     async close() {
       await service.shutdown();
-      await mcp.close();
+      await extensions.close();
       process.off("exit", onExit);
       store?.close();
     },
