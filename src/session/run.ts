@@ -17,12 +17,12 @@ import type { LoopHooks } from "../agent/loop-input.ts";
 import { createModelRunner, type ModelRunner } from "../llm/step.ts";
 import { exitCodeFor, type RuntimeEvent, type StopReason, type Usage } from "../protocol/events.ts";
 import { newRunId } from "../protocol/ids.ts";
-import { userMessage, type Message } from "../protocol/messages.ts";
+import type { Message } from "../protocol/messages.ts";
 import type { ApprovalBroker } from "../policy/approvals.ts";
 import { MODE_RULES } from "../policy/rules.ts";
 import type { Redactor } from "../security/redact.ts";
 import { createRoots, type Roots } from "../security/roots.ts";
-import type { AskRequest } from "../tool/define.ts";
+import type { AskRequest, MediaPart } from "../tool/define.ts";
 import { runLoop, type LoopResult } from "../agent/loop.ts";
 import { assembleSystemPrompt } from "../agent/prompt.ts";
 import type { Env } from "../util/env.ts";
@@ -46,6 +46,8 @@ import { createEmitter, type EventListener } from "./emitter.ts";
 import { createEventRedaction } from "./event-redaction.ts";
 import { createCampaign, eventStamp, type Campaign } from "./run-context.ts";
 import { coreToolSource, toolsForAgent, type ToolSource } from "./tool-sources.ts";
+import { missingCapabilities, mediaSpecialist, resolveAttachments } from "./attachments.ts";
+import { attachmentMessage, routeAttachments } from "./attachment-routing.ts";
 import { networkAccessFor, webSearchAccessFor } from "./network.ts";
 import { createRunRecorder, titleFrom, type CheckpointMeta } from "./recorder.ts";
 import type { Continuation } from "./resume.ts";
@@ -87,6 +89,10 @@ export type RunRequest = {
   delegation?: DelegationProvider;
   /** `--workflow <name>`: the run coordinates the workflow's phases instead of calling a model. */
   workflow?: string;
+  /** `--attach` paths (a root run's task's `@path` mentions are attached too). */
+  attach?: readonly string[];
+  /** Media a child's first turn carries (attachments routed to it by its parent). */
+  media?: readonly MediaPart[];
 };
 
 /** How a child run differs from a root run (see session/delegation). */
@@ -191,6 +197,18 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
     // zero's own state and configuration (trust records!) are never tool-reachable.
     privateDirs: [stateDir(request.env), configDir(request.env)],
   });
+  // Files the prompt brings (only a root run reads mentions: a child's task is the model's text).
+  const attachments = [
+    ...resolveAttachments(roots, request.attach ?? [], request.parent || workflow ? "" : request.task, config.limits.maxAttachmentBytes),
+    ...(request.media ?? []).map((media) => ({ shown: media.filename ?? "attachment", media })),
+  ];
+  if (workflow && attachments.length > 0) throw new UsageError("--attach and @file mentions cannot be combined with --workflow: attach them in the task of a plain run");
+  const missing = missingCapabilities(attachments, model);
+  // Media the model cannot read goes to a specialist first (checked now: no request before it).
+  const specialist = missing.length > 0 ? mediaSpecialist(config, agent, model, missing) : undefined;
+  if (specialist && (depth + 1 > campaignCeilings(config, workDepth).delegationDepth || !request.delegation)) {
+    throw new UsageError(`the attachments need a ${specialist.name} child run (model '${model.alias}' cannot read them), but no child run is possible here${depth === 0 ? ` at --depth ${workDepth}` : ""}`);
+  }
   const toolSpecs = [...tools.values()].map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }));
   const toolSchemaChars = JSON.stringify(toolSpecs).length;
   // (A workflow's coordinator calls no model; its --model goes to every phase, so it must be priced.)
@@ -332,13 +350,13 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
       maxTokens: agent.maxTokens ?? null,
     };
     // A continued run (--resume-run) carries on its own history; its new text joins as a user turn.
-    const history = [...execution.history, userMessage(request.task)];
+    const history = [...execution.history, attachmentMessage(request.task, attachments, execution.redactor)];
     let latest: readonly Message[] = history;
     const knownArtifacts = child?.knownArtifacts ?? new Set<string>();
     plan = (items) => emit({ type: "plan.updated", items });
     // Gates start their children through delegation too, whether or not the model may delegate.
     const gated = !request.parent && !workflow && WORK_DEPTH_PRESETS[workDepth].gates.length > 0;
-    const delegation = (tools.has("delegate") || workflow || gated) && request.delegation
+    const delegation = (tools.has("delegate") || workflow || gated || specialist) && request.delegation
       ? request.delegation.forRun({
           runId,
           rootId: place.rootId,
@@ -422,6 +440,8 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
         budgets: { ...limits, maxTokens: limits.maxTokens ?? null, timeoutMs, deadline: deadline.toISOString() },
       });
       for (const notice of sourced.notices) emit({ type: "notice", ...notice });
+      // The specialist reads what the model cannot; its report stands in for the media.
+      if (specialist) history[history.length - 1] = await routeAttachments(history.at(-1)!, specialist, attachments, model, delegation!, controller.signal);
       const result = workflow
         ? await coordinate(workflow, history)
         : await runLoop({

@@ -71,7 +71,7 @@ export type PendingApproval = ApprovalRequest & { sessionId: string };
 export type Session = {
   readonly id: string;
   /** Queues a user turn; turns of one session run one at a time, in order. */
-  send(task: string, options?: { listeners?: EventListener[]; hooks?: LoopHooks; workflow?: string }): RunHandle;
+  send(task: string, options?: { listeners?: EventListener[]; hooks?: LoopHooks; workflow?: string; /** `--attach` paths. */ attach?: readonly string[] }): RunHandle;
   /** Events of every run of this session, live; `after` replays stored events after that store order first. */
   subscribe(listener: EventListener, options?: { after?: number }): () => void;
   /** Answers a pending approval of an interactive session. */
@@ -220,7 +220,7 @@ export function createSessionService(options: SessionServiceOptions) {
       return created;
     };
 
-    async function turn(task: string, listeners: EventListener[], hooks: LoopHooks | undefined, controller: AbortController, workflow?: string): Promise<RunOutcome> {
+    async function turn(task: string, listeners: EventListener[], hooks: LoopHooks | undefined, controller: AbortController, workflow?: string, attach?: readonly string[]): Promise<RunOutcome> {
       const continuation = continuationFor(id, pendingFirst);
       pendingFirst = undefined;
       // Everything the user must fix is refused here, before any state is written.
@@ -236,6 +236,7 @@ export function createSessionService(options: SessionServiceOptions) {
         ...(options.toolSources ? { toolSources: options.toolSources } : {}),
         delegation: coordinator(),
         ...(workflow !== undefined ? { workflow } : {}),
+        ...(attach !== undefined && attach.length > 0 ? { attach } : {}),
       });
       // Cancelled while preparing: nothing was written yet, and nothing will be.
       if (controller.signal.aborted) throw new RunCancelledBeforeStart();
@@ -288,7 +289,7 @@ export function createSessionService(options: SessionServiceOptions) {
         const done = queue
           .then(() => {
             if (controller.signal.aborted) throw new RunCancelledBeforeStart();
-            return turn(task, sendOptions.listeners ?? [], sendOptions.hooks, controller, sendOptions.workflow);
+            return turn(task, sendOptions.listeners ?? [], sendOptions.hooks, controller, sendOptions.workflow, sendOptions.attach);
           })
           .finally(() => {
             controllers.delete(controller);

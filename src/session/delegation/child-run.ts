@@ -86,6 +86,8 @@ export async function runChildTurn(
       // Other roots of the parent exist in the worktree only where they lie inside the repository.
       record.extraDirs = record.extraDirs.map((dir) => workspace.remap(dir)).filter((dir): dir is string => dir !== undefined);
     }
+    const media = record.media;
+    record.media = undefined;
     const prepared: PreparedRun = await prepareRun({
       config: deps.config,
       env: deps.env,
@@ -96,6 +98,8 @@ export async function runChildTurn(
       overrides: { permissionMode: record.permissionMode, depth: record.workDepth, ...(record.modelOverride !== undefined ? { model: record.modelOverride } : {}) },
       agentName: record.agent.name,
       ...(deps.toolSources ? { toolSources: deps.toolSources } : {}),
+      // Routed attachments go with the first turn only.
+      ...(media ? { media } : {}),
       parent: { runId: record.parentRunId, rootId: record.rootId, depth: record.depth - 1, campaign: record.parent.campaign, sessionId: record.parent.sessionId },
       child: {
         runId: record.runId,

@@ -6,7 +6,7 @@
 import { campaignCeilings, childCeiling, WORK_DEPTH_PRESETS } from "../../config/work-depth.ts";
 import { newRunId, newSessionId } from "../../protocol/ids.ts";
 import { userMessage, type Message } from "../../protocol/messages.ts";
-import type { DelegateCall } from "../../tool/define.ts";
+import type { DelegateCall, MediaPart } from "../../tool/define.ts";
 import { failedResult, persistChildMeta, runChildTurn } from "./child-run.ts";
 import { envelopeInstructions } from "./result.ts";
 import { childScope, contextModeOf, parentContext, taskPrompt, toolsOutsideScope, type DependencyResult, type TaskContract } from "./contract.ts";
@@ -237,11 +237,12 @@ export function createDelegationCoordinator(deps: CoordinatorDeps): DelegationCo
   async function spawnOne(
     place: ParentPlace,
     input: ContractInput,
-    options: { taskId: string; background: boolean; callId: string; dependencies?: DependencyResult[]; phase?: { agent: AgentProfile; modelOverride?: string } },
+    options: { taskId: string; background: boolean; callId: string; dependencies?: DependencyResult[]; phase?: { agent: AgentProfile; modelOverride?: string; media?: MediaPart[] } },
   ): Promise<ChildRecord> {
     const record = admit(place, input, options.taskId, options.phase?.agent);
     if (options.phase) record.phase = true;
     if (options.phase?.modelOverride !== undefined) record.modelOverride = options.phase.modelOverride;
+    if (options.phase?.media !== undefined) record.media = options.phase.media;
     const mode = contextModeOf(input.contextMode, deps.config.multiAgent.defaultContext);
     const context = parentContext(place.history(), mode, deps.redactor);
     const prompt = taskPrompt(record.contract, {
@@ -404,7 +405,7 @@ export function createDelegationCoordinator(deps: CoordinatorDeps): DelegationCo
             background: true,
             callId: `workflow-${spec.id}`,
             ...(spec.dependencies.length > 0 ? { dependencies: spec.dependencies } : {}),
-            phase: { agent: spec.agent, ...(spec.modelOverride !== undefined ? { modelOverride: spec.modelOverride } : {}) },
+            phase: { agent: spec.agent, ...(spec.modelOverride !== undefined ? { modelOverride: spec.modelOverride } : {}), ...(spec.media ? { media: spec.media } : {}) },
           });
           const settled = async () => {
             await waitFor(place, record.done, signal);

@@ -1,4 +1,5 @@
 import type { ToolSource } from "../tool-sources.ts";
+import type { MediaPart } from "../../tool/define.ts";
 import type { AgentProfile, EffectiveConfig, PermissionMode, WorkDepth, WorkspaceMode } from "../../config/schema.ts";
 import type { EventBody, StopReason } from "../../protocol/events.ts";
 import type { Message } from "../../protocol/messages.ts";
@@ -56,6 +57,8 @@ export type PhaseSpec = {
   dependencies: DependencyResult[];
   /** `--model`: every phase runs it instead of its agent's model. */
   modelOverride?: string;
+  /** Media the child receives with its task (attachments routed to a specialist). */
+  media?: MediaPart[];
 };
 
 /** The delegation a run gets: the tool capability, completions to inject, and its end. */
@@ -145,6 +148,8 @@ export type ChildRecord = {
   rehydrated: boolean;
   /** A workflow phase under `--model`: the alias it runs instead of its profile's. */
   modelOverride?: string;
+  /** Media its first turn carries with the task (attachments routed to it). */
+  media?: MediaPart[];
   /** A workflow phase: the workflow chose its agent; without a mode of its own it runs at its coordinator's. */
   phase?: boolean;
   /** Why its last turn's run stopped early (a limit, cancellation), when it did. */

@@ -143,7 +143,7 @@ export async function execCommand(io: CliIo): Promise<number> {
       return 0;
     }
     const inputFormat = enumFlag("input-format", values["input-format"], ["text", "stream-json"] as const) ?? "text";
-    const { workspace, extraDirs, overrides } = resolveRunOptions(values, io.cwd);
+    const { workspace, extraDirs, overrides, attach } = resolveRunOptions(values, io.cwd);
     const task = await readTask(io, inputFormat, positionals, stringFlag(values.file));
     const loaded = loadConfig({ workspace, env: io.env });
     reportConfigNotices(io, loaded);
@@ -170,7 +170,7 @@ export async function execCommand(io: CliIo): Promise<number> {
       listener = createHumanPrinter(io.stdout, io.stderr);
     }
     // Events arrive redacted by the session service.
-    const run = session.send(task, { listeners: [listener] });
+    const run = session.send(task, { listeners: [listener], attach });
     io.onInterrupt(() => run.cancel());
     const outcome = await run.done;
     if (output === "json") {

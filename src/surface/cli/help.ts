@@ -38,6 +38,8 @@ Options:
       --reasoning-effort <level>  default, low, medium, high, xhigh, max or ultra
       --speed <mode>              standard or fast
       --depth <preset>            flash, medium, pro or ultra
+      --attach <path>             attach a file (repeatable); @path and @"a path" in the task
+                                  attach workspace files too
       --resume <id|latest>        continue a saved session (its exact history) with a new task
       --resume-run <id|latest>    continue a run interrupted by a process death (same run id,
                                   permissions, spent budget and deadline)

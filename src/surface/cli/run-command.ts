@@ -23,7 +23,7 @@ export async function runCommand(io: CliIo): Promise<number> {
     io.stdout(RUN_HELP);
     return 0;
   }
-  const { workspace, extraDirs, overrides } = resolveRunOptions(values, io.cwd);
+  const { workspace, extraDirs, overrides, attach } = resolveRunOptions(values, io.cwd);
 
   let task = positionals.join(" ").trim();
   if (task === "") task = ((await io.readStdin()) ?? "").trim();
@@ -50,7 +50,7 @@ export async function runCommand(io: CliIo): Promise<number> {
     );
     // Events arrive redacted by the session service; the printer only renders them.
     const print = values.json ? (event: RuntimeEvent) => io.stdout(`${JSON.stringify(event)}\n`) : createHumanPrinter(io.stdout, io.stderr);
-    const run = session.send(task, { listeners: [print], ...(workflow !== undefined ? { workflow } : {}) });
+    const run = session.send(task, { listeners: [print], attach, ...(workflow !== undefined ? { workflow } : {}) });
     io.onInterrupt(() => run.cancel());
     const outcome = await run.done;
     if (outcome.persistWarning) io.stderr(`zero: ${outcome.persistWarning}\n`);

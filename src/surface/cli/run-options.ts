@@ -1,3 +1,4 @@
+import { resolve } from "node:path";
 import { PERMISSION_MODES, REASONING_EFFORTS, SPEEDS, WORK_DEPTHS } from "../../config/schema.ts";
 import type { RunOverrides } from "../../session/run.ts";
 import { UsageError } from "../../util/errors.ts";
@@ -14,10 +15,12 @@ export const RUN_OPTION_SPECS = {
   "reasoning-effort": { type: "string" },
   speed: { type: "string" },
   depth: { type: "string" },
+  attach: { type: "string", multiple: true },
   help: { type: "boolean", short: "h" },
 } as const;
 
-export type RunOptions = { workspace: string; extraDirs: string[]; overrides: RunOverrides };
+/** `attach`: `--attach` paths made absolute from the directory zero was started in (as a shell user means them). */
+export type RunOptions = { workspace: string; extraDirs: string[]; overrides: RunOverrides; attach: string[] };
 
 /** Validates and canonicalizes the shared run options; mistakes are usage errors naming the flag. */
 export function resolveRunOptions(values: Parsed["values"], cwd: string): RunOptions {
@@ -35,6 +38,7 @@ export function resolveRunOptions(values: Parsed["values"], cwd: string): RunOpt
   return {
     workspace: workspaceFrom(stringFlag(values.cwd), cwd),
     extraDirs: listFlag(values["add-dir"]).map((dir) => existingDirectory("--add-dir", dir, cwd)),
+    attach: listFlag(values.attach).map((path) => resolve(cwd, path)),
     overrides: {
       ...(model !== undefined ? { model } : {}),
       ...(permissionMode ? { permissionMode } : {}),

@@ -1,0 +1,138 @@
+/**
+ * Files a headless prompt brings along: `--attach <path>` (repeatable) and `@path` /
+ * `@"path with spaces"` mentions in the task. Each must be a regular file inside an allowed root
+ * and within limits.maxAttachmentBytes. Images, audio and PDFs become typed media; UTF-8 text is
+ * included as text; any other file goes as binary content with a generic type. What the run's
+ * model cannot read (by its declared capabilities) is routed to a specialist child whose model
+ * can — preferring an agent named `vision` — and its report replaces the media.
+ */
+import type { AgentProfile, EffectiveConfig, ResolvedModel } from "../config/schema.ts";
+import { isSecretLikePath } from "../policy/secret-paths.ts";
+import { openChecked, readHead } from "../security/files.ts";
+import { displayPath, resolveInRoots, type Roots } from "../security/roots.ts";
+import type { MediaPart } from "../tool/define.ts";
+import { looksBinary, sniffMedia } from "../tool/media.ts";
+import { UsageError } from "../util/errors.ts";
+
+/** An attached file: typed media, or text to include in the user message. */
+export type Attachment = { shown: string; media: MediaPart } | { shown: string; text: string };
+
+/** The capability a model must declare for a media type. */
+export function capabilityOf(mediaType: string): "image" | "audio" | "file" {
+  return mediaType.startsWith("image/") ? "image" : mediaType.startsWith("audio/") ? "audio" : "file";
+}
+
+/** `@path` and `@"path with spaces"` mentions, in order, without repeats. */
+export function mentionedPaths(task: string): string[] {
+  const found: string[] = [];
+  // An @ that starts a word (not an e-mail address or a decorator in the middle of text).
+  for (const match of task.matchAll(/(?:^|[\s([{,;])@(?:"([^"\n]+)"|([^\s"'`,;)\]}]+))/g)) {
+    const path = (match[1] ?? match[2] ?? "").replace(/[.:!?]+$/, "");
+    if (path !== "" && !found.includes(path)) found.push(path);
+  }
+  return found;
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** Reads one attachment; throws a message for the user when it cannot be attached. */
+function load(roots: Roots, requested: string, maxBytes: number): Attachment {
+  const checked = resolveInRoots(roots, requested, "read");
+  if (!checked.ok) throw new Error(checked.error);
+  const shown = displayPath(roots, checked.value.path);
+  // The user's own config and keys never leave by accident: read them yourself if you mean it.
+  if (isSecretLikePath(checked.value.relative) || isSecretLikePath(requested)) throw new Error(`${shown} looks like a secret (keys, credentials, .env); it is not attached`);
+  const opened = openChecked(checked.value.path);
+  try {
+    if (!opened.stat.isFile()) throw new Error(`${shown} is not a regular file`);
+    if (opened.stat.size > maxBytes) throw new Error(`${shown} is ${opened.stat.size} bytes, above limits.maxAttachmentBytes (${maxBytes})`);
+    const { bytes } = readHead(opened, maxBytes);
+    const name = shown.slice(shown.lastIndexOf("/") + 1);
+    const kind = sniffMedia(bytes.subarray(0, 16), name);
+    if (kind) return { shown, media: { type: "file", mediaType: kind.mediaType, data: Buffer.from(bytes).toString("base64"), filename: name } };
+    if (!looksBinary(bytes)) {
+      try {
+        return { shown, text: utf8.decode(bytes) };
+      } catch {
+        // not UTF-8: binary content below
+      }
+    }
+    return { shown, media: { type: "file", mediaType: "application/octet-stream", data: Buffer.from(bytes).toString("base64"), filename: name } };
+  } finally {
+    opened.close();
+  }
+}
+
+/**
+ * The run's attachments: every `--attach` path (an error names a bad one: exit 2, before any
+ * request), then each mention that is an attachable file inside the roots (one that is not stays
+ * ordinary prompt text). A file named twice is attached once.
+ */
+export function resolveAttachments(roots: Roots, explicit: readonly string[], task: string, maxBytes: number): Attachment[] {
+  const attachments: Attachment[] = [];
+  const seen = new Set<string>();
+  const add = (attachment: Attachment) => {
+    if (seen.has(attachment.shown)) return;
+    seen.add(attachment.shown);
+    attachments.push(attachment);
+  };
+  for (const path of explicit) {
+    try {
+      add(load(roots, path, maxBytes));
+    } catch (error) {
+      throw new UsageError(`--attach ${path}: ${(error as Error).message}`);
+    }
+  }
+  for (const path of mentionedPaths(task)) {
+    const checked = resolveInRoots(roots, path, "read");
+    if (!checked.ok) continue;
+    try {
+      add(load(roots, path, maxBytes));
+    } catch (error) {
+      // A mention of something that is not an attachable file is just text; a real file that
+      // cannot be attached (too large, a secret) is an error the user should see.
+      if (/not a regular file|no such file|ENOENT|does not exist/i.test((error as Error).message)) continue;
+      throw new UsageError(`@${path}: ${(error as Error).message}`);
+    }
+  }
+  return attachments;
+}
+
+/** The capabilities the media need that `model` does not declare. */
+export function missingCapabilities(attachments: readonly Attachment[], model: ResolvedModel): string[] {
+  const needed = new Set(attachments.flatMap((attachment) => ("media" in attachment ? [capabilityOf(attachment.media.mediaType)] : [])));
+  return [...needed].filter((capability) => !model.capabilities.includes(capability as never));
+}
+
+/**
+ * The specialist that reads media the run's model cannot: one of the agent's delegation targets
+ * whose model declares every missing capability, an agent named `vision` first. Throws (exit 2,
+ * before any request) when there is none.
+ */
+export function mediaSpecialist(config: EffectiveConfig, agent: AgentProfile, model: ResolvedModel, missing: readonly string[]): AgentProfile {
+  const targets = [...agent.canDelegateTo].sort((a, b) => (a === "vision" ? -1 : b === "vision" ? 1 : 0));
+  for (const name of targets) {
+    const candidate = config.agents[name];
+    const candidateModel = candidate ? config.models[candidate.model] : undefined;
+    if (candidate && candidateModel && missing.every((capability) => candidateModel.capabilities.includes(capability as never))) return candidate;
+  }
+  throw new UsageError(
+    `the attachments need the ${missing.join(" and ")} capabilit${missing.length > 1 ? "ies" : "y"}, which model '${model.alias}' does not declare, ` +
+      `and no agent that '${agent.name}' may delegate to (${agent.canDelegateTo.join(", ") || "none"}) has a model that does; ` +
+      `use a model that declares it (models.<alias>.capabilities) or give agents.vision such a model`,
+  );
+}
+
+/** The user message's text: the task, then each text attachment as a fenced block. */
+export function taskWithTextAttachments(task: string, attachments: readonly Attachment[]): string {
+  const texts = attachments.filter((attachment): attachment is { shown: string; text: string } => "text" in attachment);
+  if (texts.length === 0) return task;
+  const fence = (text: string) => "`".repeat(Math.max(3, ...[...text.matchAll(/`+/g)].map((m) => m[0].length + 1)));
+  return [task, ...texts.map((attachment) => `Attached file ${attachment.shown}:\n${fence(attachment.text)}\n${attachment.text}\n${fence(attachment.text)}`)].join("\n\n");
+}
+
+/** Where a path is shown from the workspace (for the specialist's task). */
+export function attachmentNames(attachments: readonly Attachment[]): string[] {
+  return attachments.filter((attachment) => "media" in attachment).map((attachment) => attachment.shown);
+}
+

@@ -1,0 +1,111 @@
+import { expect, test } from "bun:test";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { FakeProvider } from "../support/fake-provider.ts";
+import { useFakeProviderAndSandbox } from "../support/e2e-hooks.ts";
+import { fakeConfig, jsonLines, runZero, type Sandbox } from "../support/cli.ts";
+import { envelope, requestsOf, scriptBySender } from "../support/delegation.ts";
+
+let fake: FakeProvider;
+let sandbox: Sandbox;
+useFakeProviderAndSandbox({ fake: (f) => (fake = f), sandbox: (s) => (sandbox = s) }, { userConfig: false });
+
+const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from("tiny png payload \u0000\u0001\u0002")]);
+const PDF = Buffer.from("%PDF-1.4\n1 0 obj << >> endobj\ntrailer << >>\n%%EOF\n");
+/** Every content part of a chat-completions request's user messages. */
+const userParts = (body: any): any[] => body.messages.filter((m: any) => m.role === "user").flatMap((m: any) => (Array.isArray(m.content) ? m.content : [{ type: "text", text: m.content }]));
+const userText = (body: any): string => userParts(body).filter((p) => p.type === "text").map((p) => p.text).join("\n");
+const imageParts = (body: any) => userParts(body).filter((p) => p.type === "image_url");
+const fileParts = (body: any) => userParts(body).filter((p) => p.type === "file");
+
+/** The root on a text-only model; `vision` on a model that reads images and files. */
+function textOnlyWithVision(extra: Record<string, unknown> = {}) {
+  sandbox.writeUserConfig(
+    fakeConfig(fake.url, "chat", {
+      models: { eye: { provider: "fake", model: "fake-eye", capabilities: ["text", "tools", "image", "file"] } },
+      agents: { vision: { model: "eye" } },
+      ...extra,
+    }),
+  );
+}
+
+test("a PNG and a PDF attached for a text-only model go to the vision agent; its report replaces them", async () => {
+  writeFileSync(join(sandbox.workspace, "shot.png"), PNG);
+  writeFileSync(join(sandbox.workspace, "spec.pdf"), PDF);
+  textOnlyWithVision();
+  scriptBySender(fake, {
+    attachments: [envelope({ summary: "The screenshot shows a red Save button; the PDF's section 4 asks for a retry limit of 3.", findings: [] })],
+    root: [{ text: "done" }],
+  });
+  const result = await runZero(["run", "--json", "--attach", "shot.png", "implement section 4 of @spec.pdf"], { sandbox });
+  expect(result.code, result.stderr).toBe(0);
+  const child = requestsOf(fake, "attachments")[0]!.body;
+  expect(imageParts(child)).toHaveLength(1);
+  expect(imageParts(child)[0].image_url.url).toBe(`data:image/png;base64,${PNG.toString("base64")}`);
+  expect(fileParts(child)).toHaveLength(1);
+  const root = requestsOf(fake, "root")[0]!.body;
+  expect(imageParts(root)).toEqual([]);
+  expect(fileParts(root)).toEqual([]);
+  expect(userText(root)).toContain("implement section 4 of @spec.pdf");
+  expect(userText(root)).toContain("read by the vision agent");
+  expect(userText(root)).toContain("retry limit of 3");
+  // The child comes before the root's first request: nothing reached the text-only model first.
+  expect(fake.requests[0]!.body.model).toBe("fake-eye");
+  const events = jsonLines(result.stdout);
+  expect(events.some((e) => e.type === "agent.spawned" && e.agent === "vision")).toBe(true);
+});
+
+test("a model that declares the capabilities gets the media itself; a text file is included as text", async () => {
+  writeFileSync(join(sandbox.workspace, "shot.png"), PNG);
+  writeFileSync(join(sandbox.workspace, "notes.md"), "# Notes\nuse port 8080\n");
+  sandbox.writeUserConfig(fakeConfig(fake.url, "chat", { models: { fake: { provider: "fake", model: "fake-1", capabilities: ["text", "tools", "image"] } } }));
+  fake.script([{ text: "seen" }]);
+  const result = await runZero(["run", "--attach", "shot.png", "look at @notes.md and @missing.png"], { sandbox });
+  expect(result.code, result.stderr).toBe(0);
+  expect(fake.requests).toHaveLength(1);
+  const body = fake.requests[0]!.body;
+  expect(imageParts(body)).toHaveLength(1);
+  expect(userText(body)).toContain("Attached file notes.md:\n```\n# Notes\nuse port 8080\n");
+  // A mention of a file that does not exist stays prompt text.
+  expect(userText(body)).toContain("@missing.png");
+});
+
+test("files with spaces by quoted mention; attachments outside the roots, oversize or secret-like are refused before any request", async () => {
+  mkdirSync(join(sandbox.workspace, "design refs"));
+  writeFileSync(join(sandbox.workspace, "design refs", "home page.png"), PNG);
+  sandbox.writeUserConfig(fakeConfig(fake.url, "chat", { models: { fake: { provider: "fake", model: "fake-1", capabilities: ["text", "tools", "image"] } }, limits: { maxAttachmentBytes: 64 } }));
+  fake.script([{ text: "ok" }]);
+  const quoted = await runZero(["run", 'inspect @"design refs/home page.png"'], { sandbox });
+  expect(quoted.code, quoted.stderr).toBe(0);
+  expect(imageParts(fake.requests[0]!.body)).toHaveLength(1);
+
+  fake.reset();
+  writeFileSync(join(sandbox.root, "outside.png"), PNG);
+  const outside = await runZero(["run", "--attach", join(sandbox.root, "outside.png"), "x"], { sandbox });
+  expect(outside.code).toBe(2);
+  expect(outside.stderr).toContain("--attach");
+  writeFileSync(join(sandbox.workspace, "big.png"), Buffer.concat([PNG, Buffer.alloc(100)]));
+  const big = await runZero(["run", "--attach", "big.png", "x"], { sandbox });
+  expect(big.code).toBe(2);
+  expect(big.stderr).toContain("above limits.maxAttachmentBytes (64)");
+  writeFileSync(join(sandbox.workspace, ".env"), "TOKEN=x\n");
+  const secret = await runZero(["run", "--attach", ".env", "x"], { sandbox });
+  expect(secret.code).toBe(2);
+  expect(secret.stderr).toContain("looks like a secret");
+  expect(fake.requests).toHaveLength(0);
+});
+
+test("no agent whose model reads the media: the run fails before any model call", async () => {
+  writeFileSync(join(sandbox.workspace, "shot.png"), PNG);
+  sandbox.writeUserConfig(fakeConfig(fake.url));
+  const result = await runZero(["run", "--attach", "shot.png", "x"], { sandbox });
+  expect(result.code).toBe(2);
+  expect(result.stderr).toContain("the attachments need the image capability, which model 'fake' does not declare");
+  expect(fake.requests).toHaveLength(0);
+  // At flash no child can start: the same attachments cannot be routed.
+  textOnlyWithVision();
+  const flash = await runZero(["run", "--depth", "flash", "--attach", "shot.png", "x"], { sandbox });
+  expect(flash.code).toBe(2);
+  expect(flash.stderr).toContain("no child run is possible here at --depth flash");
+  expect(fake.requests).toHaveLength(0);
+});
