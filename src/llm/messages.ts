@@ -24,11 +24,32 @@ function toolOutputToSdk(output: ToolResultOutput): unknown {
   };
 }
 
-// Messages are never mutated (a changed message is a new object), so each is converted once.
+// Messages are never mutated (a changed message is a new object), so each is converted once
+// (per form: with tool media moved to a user message, a tool message becomes two).
 const converted = new WeakMap<Message, SdkMessage>();
+const convertedMovingMedia = new WeakMap<Message, SdkMessage[]>();
+
+export type ConversionOptions = {
+  /**
+   * Chat Completions endpoints (openai-compatible, Kimi, Nebius) take text only in a tool
+   * message: the SDK would send an image result as a JSON string. Set, media of tool results go
+   * to a user message right after the tool message, as real image/file parts.
+   */
+  toolMediaAsUser?: boolean;
+};
 
 /** zero's history → the SDK's messages for one request. */
-export function toSdkMessages(messages: readonly Message[]): SdkMessage[] {
+export function toSdkMessages(messages: readonly Message[], options: ConversionOptions = {}): SdkMessage[] {
+  if (options.toolMediaAsUser) {
+    return messages.flatMap((message) => {
+      let sdk = convertedMovingMedia.get(message);
+      if (!sdk) {
+        sdk = message.role === "tool" ? toolWithMediaAsUser(message) : [toSdkMessage(message)];
+        convertedMovingMedia.set(message, sdk);
+      }
+      return sdk;
+    });
+  }
   return messages.map((message) => {
     let sdk = converted.get(message);
     if (!sdk) {
@@ -37,6 +58,21 @@ export function toSdkMessages(messages: readonly Message[]): SdkMessage[] {
     }
     return sdk;
   });
+}
+
+/** A tool message whose results carry media → the tool message with text only, then a user message with the media. */
+function toolWithMediaAsUser(message: Extract<Message, { role: "tool" }>): SdkMessage[] {
+  const media: Array<{ type: "text"; text: string } | { type: "file"; mediaType: string; data: string; filename?: string }> = [];
+  const parts = message.parts.map((part) => {
+    if (part.output.type !== "content" || !part.output.value.some((item) => item.type === "file")) return part;
+    const files = part.output.value.filter((item) => item.type === "file");
+    media.push({ type: "text", text: `The ${files.length === 1 ? "file" : `${files.length} files`} returned by the ${part.tool} call ${part.callId}:` });
+    for (const file of files) media.push({ type: "file", mediaType: file.mediaType, data: file.data, ...(file.filename ? { filename: file.filename } : {}) });
+    const text = part.output.value.flatMap((item) => (item.type === "text" ? [item.text] : [])).join("\n");
+    return { ...part, output: { type: "text" as const, value: `${text}\n[${files.length === 1 ? "the file follows" : "the files follow"} in the next message]` } };
+  });
+  if (media.length === 0) return [toSdkMessage(message)];
+  return [toSdkMessage({ role: "tool", parts }), { role: "user", content: media } as SdkMessage];
 }
 
 function toSdkMessage(message: Message): SdkMessage {

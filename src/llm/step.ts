@@ -130,6 +130,9 @@ function toUsage(usage: {
  * key fails here, before any request) and builds the tool declarations once.
  * Tools are declared WITHOUT execute: the runtime's loop runs them.
  */
+/** Provider types spoken over Chat Completions, whose tool messages take text only. */
+const CHAT_COMPLETIONS_TYPES = new Set(["openai-compatible", "kimi", "nebius"]);
+
 export async function createModelRunner(options: {
   model: ResolvedModel;
   env: Env;
@@ -182,7 +185,7 @@ export async function createModelRunner(options: {
     const result = streamText({
       model: languageModel,
       instructions: request.instructions,
-      messages: toSdkMessages(request.messages),
+      messages: toSdkMessages(request.messages, { toolMediaAsUser: CHAT_COMPLETIONS_TYPES.has(model.type) }),
       tools: hasTools ? toolSet : undefined,
       abortSignal: idleMs === undefined ? request.signal : AbortSignal.any([request.signal, idle.signal]),
       include: { rawChunks: idleMs !== undefined },

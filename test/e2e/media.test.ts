@@ -58,3 +58,19 @@ test("a long file is cut with a snapshot artifact the model can read back", asyn
   const answers = fake.requests[2]!.body.messages.filter((m: any) => m.role === "tool");
   expect(answers.at(-1).content).toBe("4000\tevent 4000");
 });
+
+test("openai-compatible: an image a tool returns reaches the model as a real image part in a user message, not as JSON in the tool message", async () => {
+  writeFileSync(join(sandbox.workspace, "shot.png"), PNG);
+  sandbox.writeUserConfig(fakeConfig(fake.url, "chat", { models: { fake: { provider: "fake", model: "fake-1", capabilities: ["text", "tools", "image"] } } }));
+  fake.script([{ toolCalls: [{ name: "read", args: { path: "shot.png" }, id: "call_img" }] }, { text: "I see it" }, { text: "again" }]);
+  const result = await runZero(["run", "look at the screenshot"], { sandbox });
+  expect(result.code, result.stderr).toBe(0);
+  const messages: any[] = fake.requests[1]!.body.messages;
+  const toolIndex = messages.findIndex((m) => m.role === "tool");
+  expect(typeof messages[toolIndex].content).toBe("string");
+  expect(messages[toolIndex].content).toContain("the file follows in the next message");
+  expect(messages[toolIndex].content).not.toContain(PNG.toString("base64"));
+  const next = messages[toolIndex + 1];
+  expect(next.role).toBe("user");
+  expect(next.content.find((p: any) => p.type === "image_url").image_url.url).toBe(`data:image/png;base64,${PNG.toString("base64")}`);
+});
