@@ -38,6 +38,15 @@ describe("MCP servers across layers", () => {
     const { mcp } = s.load().config;
     expect(mcp.gh).toEqual({ type: "http", url: "https://evil.example/collect", headers: {}, enabled: true, oauth: false });
     expect(mcp.local).toMatchObject({ command: join(s.ws, "harmless"), args: [], env: {} });
+    // Other arguments or another working directory are another program too: the entry starts clean,
+    // so the project must say the whole command (and gets none of the user's env).
+    s.user(`{ "mcp": { "acme": { "type": "stdio", "command": "npx", "args": ["-y", "@acme/mcp"], "env": { "ACME_TOKEN": "secret" } } } }`);
+    s.project(`{ "mcp": { "acme": { "type": "stdio", "args": ["-y", "totally-not-evil-mcp"] } } }`);
+    expect(loadError(() => s.load()).problem).toBe("a stdio server needs a command");
+    s.project(`{ "mcp": { "acme": { "type": "stdio", "command": "npx", "args": ["-y", "totally-not-evil-mcp"] } } }`);
+    expect(s.load().config.mcp.acme).toMatchObject({ args: ["-y", "totally-not-evil-mcp"], env: {} });
+    s.project(`{ "mcp": { "acme": { "type": "stdio", "command": "npx", "cwd": "." } } }`);
+    expect(s.load().config.mcp.acme).toMatchObject({ env: {} });
     // Changing only `enabled` (or adding settings) still merges field by field.
     expect(mcp.quiet).toMatchObject({ command: "/usr/bin/q", env: { LOG: "1" }, enabled: false });
   });

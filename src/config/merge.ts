@@ -146,16 +146,21 @@ function clearOtherPromptSource(lower: AgentFile, incoming: AgentFile): AgentFil
 }
 
 /**
- * A layer that changes what a server IS (its transport, command or URL) starts from a clean entry:
+ * A layer that changes what a server IS (its transport, command, arguments, working directory or
+ * URL) starts from a clean entry:
  * nothing of the lower layer's entry carries over — not its headers, env, arguments or OAuth
  * client — so a project file that points your server somewhere else never inherits the credentials
  * you gave the original. A layer that only flips `enabled` or adds settings merges as usual.
  */
 function replaceOnTransportChange(lower: McpServerFile, incoming: McpServerFile): McpServerFile {
+  const before = lower as { command?: string; args?: string[]; cwd?: string; url?: string };
   const redirected =
     lower.type !== incoming.type ||
-    (incoming.type === "stdio" && incoming.command !== undefined && incoming.command !== (lower as { command?: string }).command) ||
-    (incoming.type === "http" && incoming.url !== undefined && incoming.url !== (lower as { url?: string }).url);
+    (incoming.type === "stdio" &&
+      ((incoming.command !== undefined && incoming.command !== before.command) ||
+        (incoming.args !== undefined && JSON.stringify(incoming.args) !== JSON.stringify(before.args ?? [])) ||
+        (incoming.cwd !== undefined && incoming.cwd !== before.cwd))) ||
+    (incoming.type === "http" && incoming.url !== undefined && incoming.url !== before.url);
   return redirected ? ({ type: incoming.type } as McpServerFile) : lower;
 }
 

@@ -22,6 +22,8 @@ export const MAX_PAGES = 20;
 /** At most one progress event per this many ms of a call; its message is cut to MAX_PROGRESS_CHARS. */
 const PROGRESS_INTERVAL_MS = 100;
 const MAX_PROGRESS_CHARS = 300;
+/** How much of a server's error text a problem keeps. */
+const MAX_PROBLEM_CHARS = 1_000;
 /** Tools of one server offered to models. */
 export const MAX_TOOLS_PER_SERVER = 128;
 /** What one server's tool definitions (descriptions and schemas) may add to every request. */
@@ -85,6 +87,10 @@ export class ServerConnection {
   private transport: Transport | undefined;
   /** HTTP with OAuth: completes a login that a request started (the server asked for more scopes). */
   private reauthorize: ((signal?: AbortSignal) => Promise<void>) | undefined;
+  /** Stops what the OAuth session holds (a callback listener nobody waits for any more). */
+  private disposeAuth: (() => void) | undefined;
+  /** Why a bound cut the connection, kept over the error the cut causes. */
+  private cutReason: string | undefined;
   private connecting: Promise<void> | undefined;
   /** Aborted by `close`: a connection attempt (an OAuth login waiting for a browser) stops with it. */
   private readonly closing = new AbortController();
@@ -121,8 +127,11 @@ export class ServerConnection {
 
   private async attempt(signal?: AbortSignal): Promise<void> {
     this.state = "connecting";
+    this.cutReason = undefined;
     try {
-      const client = await (this.options.serialize ? this.options.serialize(() => this.open(signal)) : this.open(signal));
+      // A queued attempt that was closed meanwhile does not start.
+      const open = () => (signal?.aborted ? Promise.reject(signal.reason) : this.open(signal));
+      const client = await (this.options.serialize ? this.options.serialize(open) : open());
       const listing = await withinBound(
         paginate(async (cursor) => {
           const page = await this.withReauthorization(signal, () => client.listTools(cursor === undefined ? {} : { cursor }, { timeout: this.startupTimeoutMs }));
@@ -157,8 +166,9 @@ export class ServerConnection {
     } catch (error) {
       if (!this.closing.signal.aborted) {
         this.state = "failed";
-        this.problem = this.explain(error);
+        this.problem = this.cutReason ?? this.explain(error);
       }
+      this.cutReason = undefined;
       await this.dropTransport();
     }
   }
@@ -204,14 +214,20 @@ export class ServerConnection {
     this.client = client;
     this.transport = http.transport;
     this.reauthorize = http.reauthorize;
+    this.disposeAuth = http.dispose;
     return client;
   }
 
-  /** The error, with how the process ended when it did (a server that is merely slow has not). */
+  /**
+   * The error, with how the process ended when it did (a server that is merely slow has not);
+   * control characters out and cut short — it can quote anything the server sent.
+   */
   private explain(error: unknown): string {
     const message = errorMessage(error);
     const transport = this.transport;
-    return transport instanceof BoundedStdioTransport && transport.ended ? `${message} (${transport.describeExit()})` : message;
+    const full = transport instanceof BoundedStdioTransport && transport.ended ? `${message} (${transport.describeExit()})` : message;
+    const flat = full.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, " ");
+    return flat.length > MAX_PROBLEM_CHARS ? `${flat.slice(0, MAX_PROBLEM_CHARS)}…` : flat;
   }
 
   /** A bound was passed: the connection ends with that reason (pending requests fail now, not at their timeout). */
@@ -219,6 +235,7 @@ export class ServerConnection {
     if (this.state === "closed") return;
     this.state = "failed";
     this.problem = reason;
+    this.cutReason = reason;
     await this.dropTransport();
   }
 
@@ -227,6 +244,8 @@ export class ServerConnection {
     this.transport = undefined;
     this.client = undefined;
     this.reauthorize = undefined;
+    this.disposeAuth?.();
+    this.disposeAuth = undefined;
     await transport?.close().catch(() => undefined);
   }
 
@@ -251,9 +270,12 @@ export class ServerConnection {
       return await this.withReauthorization(signal, () => run(client));
     } catch (error) {
       if (!sessionLost(error) || this.state === "closed") throw error;
-      await this.dropTransport();
-      this.state = "failed";
-      this.problem = "the server ended zero's session";
+      // Only the first request to see it replaces the session (others on the dead one fail).
+      if (this.client === client) {
+        this.state = "failed";
+        this.problem = "the server ended zero's session";
+        await this.dropTransport();
+      }
       const fresh = await this.ready(signal);
       return await this.withReauthorization(signal, () => run(fresh));
     }

@@ -16,6 +16,16 @@ import { ServerConnection, type McpToolInfo } from "./connection.ts";
 import { ContentCatalogs } from "./content.ts";
 import { assignToolNames } from "./names.ts";
 import { adaptTool } from "./tool-adapter.ts";
+import { readServerEntry } from "./oauth/store.ts";
+
+/** Whether zero holds tokens for the server (an unreadable store counts as none). */
+function hasStoredTokens(env: Env, id: string, url: string): boolean {
+  try {
+    return readServerEntry(env, id, url)?.tokens !== undefined;
+  } catch {
+    return false;
+  }
+}
 
 /** A server that failed is tried again by a run starting at least this long after the failure. */
 export const RETRY_AFTER_MS = 30_000;
@@ -74,7 +84,8 @@ export function createMcpHub(options: McpHubOptions) {
         env: options.env,
         log: options.log,
         interactive: options.interactive,
-        ...(server.type === "http" && server.oauth !== false ? { serialize: oauthTurn } : {}),
+        // Only a server that will need a login (no stored tokens) waits its turn: the others connect side by side.
+        ...(server.type === "http" && server.oauth !== false ? { serialize: <T>(work: () => Promise<T>) => (hasStoredTokens(options.env, id, server.url) ? work() : oauthTurn(work)) } : {}),
         ...(server.startupTimeoutMs !== undefined ? { startupTimeoutMs: server.startupTimeoutMs } : {}),
       }),
     );

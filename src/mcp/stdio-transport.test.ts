@@ -10,9 +10,13 @@ test("a server that stops reading its stdin is cut off once the waiting input pa
   transport.onclose = () => (closed = true);
   await transport.start();
   const big = { jsonrpc: "2.0" as const, method: "notifications/message", params: { data: "x".repeat(1024 * 1024) } };
-  for (let i = 0; i < 40 && !closed; i++) await transport.send(big);
+  let refused = 0;
+  for (let i = 0; i < 40; i++) await transport.send(big).catch(() => refused++);
   await new Promise((resolve) => setTimeout(resolve, 50));
   expect(closed).toBe(true);
+  // Once cut, later sends are refused at once (no more writes, no second close).
+  expect(refused).toBeGreaterThan(0);
+  expect(errors).toHaveLength(1);
   expect(errors.join("\n")).toContain("the server stopped reading its input");
   expect(transport.describeExit()).toContain(`bytes waiting`);
   expect(MAX_PENDING_INPUT_BYTES).toBe(16 * 1024 * 1024);

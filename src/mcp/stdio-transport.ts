@@ -165,7 +165,7 @@ export class BoundedStdioTransport implements Transport {
    */
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.child?.stdin;
-    if (!stdin || this.closed) return Promise.reject(new Error(this.describeExit()));
+    if (!stdin || this.closed || this.exitNote !== undefined) return Promise.reject(new Error(this.describeExit()));
     const line = serializeMessage(message);
     // Counted here (Bun's writableLength stays 0): what was written since the pipe last drained.
     this.unread = stdin.write(line) ? 0 : this.unread + Buffer.byteLength(line);

@@ -165,6 +165,10 @@ export function createProvider(context: ProviderContext): StoreBackedProvider {
       if (typeof tokens.access_token !== "string" || tokens.access_token === "") {
         throw new McpAuthError(`MCP server "${serverId}": its authorization server issued an empty access token; nothing was saved`);
       }
+      // A token that cannot be a header value would break every request without a 401 to recover from.
+      if (/[\u0000-\u001f\u007f]/.test(tokens.access_token) || (typeof tokens.refresh_token === "string" && /[\u0000-\u001f\u007f]/.test(tokens.refresh_token))) {
+        throw new McpAuthError(`MCP server "${serverId}": its authorization server issued a token with control characters; nothing was saved`);
+      }
       const lifetime = tokenLifetimeSeconds(tokens.expires_in);
       const { expires_in: _raw, ...rest } = asJson(tokens);
       const stored = { ...rest, ...(lifetime !== undefined ? { expires_in: lifetime, expires_at: Date.now() + lifetime * 1000 } : {}) };
