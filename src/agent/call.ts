@@ -1,5 +1,5 @@
 import type { StepToolCall } from "../llm/step.ts";
-import type { StopReason, ToolStatus } from "../protocol/events.ts";
+import { emptyUsage, type StopReason, type ToolStatus, type Usage } from "../protocol/events.ts";
 import type { ToolResultOutput, ToolResultPart } from "../protocol/messages.ts";
 import { evaluate } from "../policy/rules.ts";
 import type { MediaPart, RedactionSummary, ToolResult } from "../tool/define.ts";
@@ -12,7 +12,8 @@ export type CallGuards = { toolCalls: number; lastSignature: string; repeats: nu
 /** How many identical consecutive calls stop a run. */
 export const REPETITION_LIMIT = 3;
 
-export type Answered = { part: ToolResultPart; state: ToolStatus; stop?: StopReason };
+/** `text` and `truncated` are what the surfaces were told (`tool.completed`). */
+export type Answered = { part: ToolResultPart; state: ToolStatus; text: string; truncated: boolean; stop?: StopReason };
 
 /** A call after admission: answered already (refused, denied, invalid) or ready to run. */
 export type Admitted =
@@ -51,9 +52,10 @@ function modelOutput(input: LoopInput, result: ToolResult): ToolResultOutput {
 }
 
 /**
- * Takes one tool call through admission: requested → guards → allowlist →
- * validation → policy (and approval). Refused calls are answered here; allowed
- * ones come back runnable. Every path ends in exactly one tool.completed.
+ * Takes one tool call through admission: lifecycle hooks may rewrite or block it first (plugins'
+ * beforeTool), then requested → guards → allowlist → validation → policy (and approval) judge the
+ * call as rewritten. Refused calls are answered here; allowed ones come back runnable. Every path
+ * ends in exactly one tool.completed, and every call the hooks saw in one `afterCall`.
  */
 export async function admitCall(
   input: LoopInput,
@@ -61,6 +63,38 @@ export async function admitCall(
   step: number,
   guards: CallGuards,
   stoppedBy: StopReason | undefined,
+  usage: Usage = emptyUsage(),
+): Promise<Admitted> {
+  const hooks = input.hooks;
+  // A run that is stopping asks nobody: its calls are answered "not executed".
+  if ((!hooks?.rewriteCall && !hooks?.afterCall) || input.signal.aborted || stoppedBy) return admit(input, call, call, step, guards, stoppedBy);
+  const state = () => ({ step, usage, toolCalls: guards.toolCalls });
+  const rewritten = await hooks.rewriteCall?.({ callId: call.callId, tool: call.tool, input: call.input }, state());
+  const blocked = rewritten && "block" in rewritten ? rewritten.block : undefined;
+  const judged: StepToolCall = rewritten && "tool" in rewritten ? { callId: call.callId, tool: rewritten.tool, input: rewritten.input } : call;
+  const admitted = await admit(input, call, judged, step, guards, stoppedBy, blocked);
+  if (!hooks.afterCall) return admitted;
+  const after = async (answered: Answered): Promise<Answered> => {
+    await hooks.afterCall!({ callId: call.callId, tool: judged.tool, input: judged.input }, { status: answered.state, output: answered.text, truncated: answered.truncated }, state());
+    return answered;
+  };
+  if (admitted.kind === "answered") return { kind: "answered", answered: await after(admitted.answered) };
+  return { ...admitted, run: async () => after(await admitted.run()) };
+}
+
+/**
+ * Admission of `call` (the call as judged: the model's, or a hook's rewrite of it). `model` is the
+ * call the model made: the guards count it, and its answer keeps its tool name (the history pairs
+ * each result with its call). `blocked`: a hook refused the call before any check.
+ */
+async function admit(
+  input: LoopInput,
+  model: StepToolCall,
+  call: StepToolCall,
+  step: number,
+  guards: CallGuards,
+  stoppedBy: StopReason | undefined,
+  blocked?: string,
 ): Promise<Admitted> {
   const tool = input.tools.get(call.tool);
   const prepared = tool && call.invalid === undefined ? tool.prepare(call.input, { roots: input.roots, ...(input.sensitiveFiles ? { sensitiveFiles: input.sensitiveFiles } : {}), ...(input.services.mcpContent ? { mcpContent: input.services.mcpContent } : {}) }) : undefined;
@@ -91,7 +125,7 @@ export async function admitCall(
       ...(extra.diff !== undefined ? { diff: extra.diff } : {}),
       ...(extra.redactions ? { redactions: extra.redactions } : {}),
     });
-    return { part: { type: "tool-result", callId: call.callId, tool: call.tool, output }, state: status, ...(extra.stop ? { stop: extra.stop } : {}) };
+    return { part: { type: "tool-result", callId: call.callId, tool: model.tool, output }, state: status, text, truncated: extra.truncated ?? false, ...(extra.stop ? { stop: extra.stop } : {}) };
   };
   const done = (answered: Answered): Admitted => ({ kind: "answered", answered });
   const fail = (text: string, stop?: StopReason) => done(answer("failed", { type: "error-text", value: text }, text, stop ? { stop } : {}));
@@ -100,11 +134,11 @@ export async function admitCall(
   if (stoppedBy) return fail(`not executed: the run is stopping (${stoppedBy.replaceAll("_", " ")})`);
 
   // Guards count every attempt, allowed or not.
-  const signature = `${call.tool}\u0000${stableJson(call.input)}`;
+  const signature = `${model.tool}\u0000${stableJson(model.input)}`;
   guards.repeats = signature === guards.lastSignature ? guards.repeats + 1 : 1;
   guards.lastSignature = signature;
   if (guards.repeats >= REPETITION_LIMIT) {
-    const message = `the model made the same ${call.tool} call ${REPETITION_LIMIT} times in a row; stopping to avoid a loop`;
+    const message = `the model made the same ${model.tool} call ${REPETITION_LIMIT} times in a row; stopping to avoid a loop`;
     input.emit({ type: "guard.triggered", guard: "repetition", message });
     return fail(`not executed: ${message}`, "repetition");
   }
@@ -115,6 +149,7 @@ export async function admitCall(
   }
   guards.toolCalls += 1;
   input.campaign?.charge({ toolCalls: 1 });
+  if (blocked !== undefined) return fail(`blocked: ${blocked}`);
 
   if (call.invalid !== undefined && !tool) {
     return fail(`tool '${call.tool}' is not available to agent ${input.agent} (allowed: ${[...input.tools.keys()].join(", ") || "none"})`);

@@ -1,6 +1,6 @@
 import type { ModelPricing, PermissionMode } from "../config/schema.ts";
 import type { ModelRunner } from "../llm/step.ts";
-import type { EventBody, StopReason, Usage } from "../protocol/events.ts";
+import type { EventBody, StopReason, ToolStatus, Usage } from "../protocol/events.ts";
 import type { Message } from "../protocol/messages.ts";
 import type { ApprovalBroker } from "../policy/approvals.ts";
 import type { Rule } from "../policy/rules.ts";
@@ -45,6 +45,18 @@ export type CampaignCharge = {
 /** A tool call as the hooks see it: validated input and the policy's classification. */
 export type HookedCall = { callId: string; tool: string; input: unknown; classification: Classification };
 
+/** A tool call as the model proposed it, before validation (what `rewriteCall` sees). */
+export type ProposedCall = { callId: string; tool: string; input: unknown };
+
+/** Where a run stands at a step: the step's number and what the run spent so far. */
+export type StepState = { step: number; usage: Usage; toolCalls: number };
+
+/** How a call was answered: ran, failed, denied, blocked (failed) or cancelled. */
+export type CallAnswer = { status: ToolStatus; output: string; truncated: boolean };
+
+/** What one model step answered, as `afterModel` sees it. */
+export type StepResultView = { step: number; text: string; toolCalls: ProposedCall[]; finishReason: string; usage: Usage };
+
 /**
  * Where later features plug into the loop without the loop knowing them:
  * compaction transforms the context, plugins and audit see tool calls,
@@ -68,6 +80,26 @@ export type LoopHooks = {
   afterStep?(usage: Usage): void;
   /** The provider reported a context overflow: true when the context was compacted and the step may be retried (once). */
   onContextOverflow?(history: readonly Message[]): Promise<boolean>;
+  // Lifecycle hooks (plugins): each is awaited where it sits; none of them can skip a check.
+  /** A model step is about to be made (after the limits were checked). */
+  beforeStep?(state: StepState): Promise<void> | void;
+  /**
+   * The step's request, after `transformContext`: another system text and messages may be
+   * returned for this one request (the stored history is unchanged).
+   */
+  beforeModel?(request: { step: number; instructions: string; messages: readonly Message[] }): Promise<{ instructions: string; messages: Message[] } | void>;
+  /** A step answered (before its calls are admitted). */
+  afterModel?(result: StepResultView, state: StepState): Promise<void> | void;
+  /**
+   * Before a call is checked at all: another call may be returned (tool and input), which is then
+   * allowlisted, validated, classified, approved and run as if the model had made it; `block`
+   * answers it as failed without running it. The guards count the model's own call.
+   */
+  rewriteCall?(call: ProposedCall, state: StepState): Promise<{ tool: string; input: unknown } | { block: string } | void>;
+  /** Every call `rewriteCall` was asked about, once answered (with the call that was judged). */
+  afterCall?(call: ProposedCall, answer: CallAnswer, state: StepState): Promise<void> | void;
+  /** After a step whose calls were all answered: a message ends the run there (status limit, reason `plugin`). */
+  shouldStop?(state: StepState): Promise<string | undefined>;
 };
 
 export type FinishVerdict = { finish: true } | { continueWith: Message[] } | { stop: string };

@@ -72,12 +72,15 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
       input.emit({ type: "guard.triggered", guard: exhausted.guard, message: exhausted.message });
       return finish("limit", exhausted.guard);
     }
+    await input.hooks?.beforeStep?.({ step: steps + 1, usage, toolCalls: guards.toolCalls });
     // Queued user input (steering, follow-ups) joins the history between steps.
     const queued = input.hooks?.pendingInput?.() ?? [];
     if (queued.length > 0) history.push(...queued);
-    const messages = input.hooks?.transformContext ? await input.hooks.transformContext(history) : history;
+    const context = input.hooks?.transformContext ? await input.hooks.transformContext(history) : history;
+    // Lifecycle hooks may change this one request (system text, messages); the history stays as it is.
+    const { instructions, messages } = (await input.hooks?.beforeModel?.({ step: steps + 1, instructions: input.instructions, messages: context })) ?? { instructions: input.instructions, messages: context };
     // Under a campaign budget the call waits its turn and gets an output allowance, or is not made.
-    const admission = await admit(input, messages);
+    const admission = await admit(input, instructions, messages);
     if (admission === "stopped") {
       const stop = aborted(input);
       return finish(stop.status, stop.reason);
@@ -94,7 +97,7 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
     // campaign's other runs would wait for it until their deadline.
     const outcome = await input.runner
       .step({
-      instructions: input.instructions,
+      instructions,
       messages,
       signal: input.signal,
       ...(admission.maxOutputTokens !== undefined ? { maxOutputTokens: admission.maxOutputTokens } : {}),
@@ -151,6 +154,8 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
     input.emit({ type: "usage.updated", step, stepUsage: outcome.usage, usage, ...(input.pricing ? { costUsd: microToUsd(costMicro) } : {}) });
     exhausted = tokenLimit(input, usage);
     lastText = outcome.text;
+    const calls = outcome.toolCalls.map(({ callId, tool, input: args }) => ({ callId, tool, input: args }));
+    await input.hooks?.afterModel?.({ step, text: outcome.text, toolCalls: calls, finishReason: outcome.finishReason, usage: outcome.usage }, { step, usage, toolCalls: guards.toolCalls });
     if (outcome.refusal) {
       // A refusal is no answer: the run fails (exit 3) with the provider's explanation.
       const f = outcome.refusal.failure;
@@ -197,7 +202,7 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
     let stop: { reason: StopReason } | undefined = exhausted ? { reason: exhausted.guard } : undefined;
     if (exhausted) input.emit({ type: "guard.triggered", guard: exhausted.guard, message: exhausted.message });
     for (const call of outcome.toolCalls) {
-      const admitted = await admitCall(input, call, step, guards, stop?.reason);
+      const admitted = await admitCall(input, call, step, guards, stop?.reason, usage);
       if (admitted.kind === "answered") {
         answers.push(Promise.resolve(admitted.answered));
         if (admitted.answered.stop && !stop) stop = { reason: admitted.answered.stop };
@@ -218,6 +223,11 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
     // A consistent point (every call answered): the session may checkpoint it.
     input.onCheckpoint?.({ history, usage, steps, toolCalls: guards.toolCalls, ...(input.pricing ? { costMicroUsd: costMicro } : {}) });
     if (stop) return finish("limit", stop.reason);
+    const halt = await input.hooks?.shouldStop?.({ step, usage, toolCalls: guards.toolCalls });
+    if (halt !== undefined) {
+      input.emit({ type: "guard.triggered", guard: "plugin", message: halt });
+      return finish("limit", "plugin");
+    }
   }
 }
 
@@ -238,10 +248,10 @@ function settleCallStates(history: Message[], from: number, states: Map<string, 
 }
 
 /** Asks the campaign to admit the next model call, with the request's estimated input size. */
-async function admit(input: LoopInput, messages: readonly Message[]): Promise<ModelCallAdmission | "stopped"> {
+async function admit(input: LoopInput, instructions: string, messages: readonly Message[]): Promise<ModelCallAdmission | "stopped"> {
   // Uncapped campaigns queue nothing: no estimate is computed (it would stringify the history every step).
   if (!input.campaign?.admitModelCall || !input.campaign.capped) return { ok: true, release: () => {} };
-  const estimatedInputTokens = estimateMessageTokens(messages) + estimateTokens(input.instructions.length + (input.requestOverheadChars ?? 0));
+  const estimatedInputTokens = estimateMessageTokens(messages) + estimateTokens(instructions.length + (input.requestOverheadChars ?? 0));
   try {
     return await input.campaign.admitModelCall({ estimatedInputTokens, ...(input.pricing ? { pricing: input.pricing } : {}), signal: input.signal });
   } catch {

@@ -99,9 +99,9 @@ describe("what is not enforced yet", () => {
     for (const tool of PROFILE_CORE_TOOLS) expect(toolMark(tool)).toBeUndefined();
   });
 
-  test("fields: skills are marked; MCP servers, delegation settings, model, mode and budgets are live", () => {
-    expect(fieldMark("skills")).toBe("not yet available");
-    const live = ["mcpServers", "model", "permissionMode", "tools", "maxSteps", "maxToolCalls", "maxTokens", "timeoutMs", "prompt", "promptFile", "canDelegateTo", "accepts", "maxChildren", "workspaceMode"] as const;
+  test("fields: all are live — skills, MCP servers, delegation settings, model, mode and budgets", () => {
+    expect(NOT_YET_ENFORCED.fields).toEqual({});
+    const live = ["skills", "mcpServers", "model", "permissionMode", "tools", "maxSteps", "maxToolCalls", "maxTokens", "timeoutMs", "prompt", "promptFile", "canDelegateTo", "accepts", "maxChildren", "workspaceMode"] as const;
     for (const field of live) expect(fieldMark(field)).toBeUndefined();
   });
 

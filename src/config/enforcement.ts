@@ -9,6 +9,12 @@ import type { AgentProfile, WorkspaceMode } from "./schema.ts";
  */
 export const PROFILE_CORE_TOOLS = ["read", "write", "run", "find", "search", "delegate"] as const;
 
+/**
+ * What a plugin tool may be called: a name every provider accepts for a function. Names of the
+ * core tools, `todo`, `ask` and the `mcp__` prefix are reserved (checked when plugins load).
+ */
+export const PLUGIN_TOOL_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
+
 /** `mcp:<server>:<tool>` or `mcp:<server>:*`: the tools of one server configured under `mcp`. */
 const MCP_TOOL_NAME = /^mcp:([^:\s]+):([^:\s]+)$/;
 
@@ -32,9 +38,7 @@ export const NOT_YET_ENFORCED: {
   readonly workspaceModes: readonly WorkspaceMode[];
 } = {
   tools: [],
-  fields: {
-    skills: "not yet available",
-  },
+  fields: {},
   workspaceModes: [],
 };
 

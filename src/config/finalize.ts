@@ -2,7 +2,7 @@ import { dirname } from "node:path";
 import { DEFAULT_MODEL_ALIAS } from "./defaults.ts";
 import { ConfigError } from "./errors.ts";
 import { configErrorAt, formatKeyPath, type KeyPath } from "./location.ts";
-import { mcpToolServer, PROFILE_CORE_TOOLS } from "./enforcement.ts";
+import { mcpToolServer, PLUGIN_TOOL_NAME, PROFILE_CORE_TOOLS } from "./enforcement.ts";
 import { VERSION_1_TOOL_NAMES, type ConfigLayer } from "./layer.ts";
 import type { MergedConfig, Origins } from "./merge.ts";
 import {
@@ -176,7 +176,7 @@ function finalizeAgents(merged: MergedConfig, models: Record<string, ResolvedMod
       }
     });
     (agent.tools ?? []).forEach((tool, position) => {
-      const problem = toolNameProblem(tool, mcpServers);
+      const problem = toolNameProblem(tool, mcpServers, { plugins: merged.plugins.length > 0 });
       if (problem !== undefined) fail(["agents", name, "tools", position], problem);
       // `mcp:` entries narrow a server the agent may use; they never grant one.
       const server = mcpToolServer(tool);
@@ -202,10 +202,13 @@ function finalizeAgents(merged: MergedConfig, models: Record<string, ResolvedMod
 
 /**
  * Why a profile's tool name is not one any tool source can provide: the six core capability tools,
- * or `mcp:<server>:<tool>` / `mcp:<server>:*` for a server configured under `mcp`.
+ * or `mcp:<server>:<tool>` / `mcp:<server>:*` for a server configured under `mcp`. With plugins
+ * configured, any other name a plugin tool could have is left to start-up, when the plugins are
+ * loaded (a name none of them provides is refused then, naming the agent and the tool).
  */
-export function toolNameProblem(tool: string, mcpServers: readonly string[]): string | undefined {
+export function toolNameProblem(tool: string, mcpServers: readonly string[], options: { plugins?: boolean } = {}): string | undefined {
   if ((PROFILE_CORE_TOOLS as readonly string[]).includes(tool)) return undefined;
+  if (options.plugins && PLUGIN_TOOL_NAME.test(tool)) return undefined;
   const servers = mcpServers.length > 0 ? `MCP servers: ${mcpServers.join(", ")}` : `no MCP server is configured under "mcp"`;
   const server = mcpToolServer(tool);
   if (server !== undefined) return mcpServers.includes(server) ? undefined : `unknown MCP server "${server}" in "${tool}" (${servers})`;

@@ -64,6 +64,8 @@ export const stopReasonSchema = z.enum([
   "gates",
   "repetition",
   "deadline",
+  /** A lifecycle plugin's `shouldStop` ended the run (status limit, exit 4). */
+  "plugin",
   "cancelled",
   "provider_error",
   /** The model refused the request (a refusal stop reason or a content filter): exit 3. */
@@ -217,7 +219,7 @@ export const toolCompletedSchema = z.object({
 export const guardTriggeredSchema = z.object({
   ...base,
   type: z.literal("guard.triggered"),
-  guard: z.enum(["max_steps", "max_tool_calls", "max_tokens", "max_cost", "gates", "repetition", "deadline"]),
+  guard: z.enum(["max_steps", "max_tool_calls", "max_tokens", "max_cost", "gates", "repetition", "deadline", "plugin"]),
   message: z.string(),
 });
 
@@ -355,7 +357,7 @@ export const planUpdatedSchema = z.object({
 export const noticeSchema = z.object({
   ...base,
   type: z.literal("notice"),
-  /** What the notice is about: `mcp` for MCP servers. */
+  /** What the notice is about: `mcp` for MCP servers, `plugin` for a lifecycle plugin's hook that failed. */
   source: z.string(),
   message: z.string(),
 });

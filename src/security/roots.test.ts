@@ -190,3 +190,35 @@ describe("displayPath", () => {
     expect(displayPath(roots, join(base, "ws-evil/secret.txt"))).toBe(join(base, "ws-evil/secret.txt"));
   });
 });
+
+describe("a read-only root inside a private directory (a skill package under zero's config dir)", () => {
+  test("only that root is readable; the rest of the private directory stays unreachable", () => {
+    const cfg = join(base, "cfg");
+    for (const dir of ["skills/a/refs", "skills/b"]) mkdirSync(join(cfg, dir), { recursive: true });
+    for (const file of ["config.jsonc", "trusted-workspaces.json", "skills/a/SKILL.md", "skills/a/refs/x.md", "skills/b/SKILL.md"]) writeFileSync(join(cfg, file), "x");
+    symlinkSync(join(cfg, "config.jsonc"), join(cfg, "skills/a/config-link"));
+    const skill = join(cfg, "skills/a");
+    const withSkill = createRoots({ workspace: ws, readOnlyDirs: [skill], privateDirs: [cfg] });
+
+    const read = expectOk(resolveInRoots(withSkill, join(skill, "SKILL.md"), "read"));
+    expect(read.root).toEqual({ path: skill, kind: "read-only" });
+    expectOk(resolveInRoots(withSkill, join(skill, "refs/x.md"), "read"));
+    expect(expectDenied(resolveInRoots(withSkill, join(skill, "SKILL.md"), "write"))).toContain("read-only root");
+    expect(expectDenied(resolveInRoots(withSkill, join(skill, "new.md"), "write"))).toContain("read-only root");
+    for (const path of ["config.jsonc", "trusted-workspaces.json", "skills/b/SKILL.md", "skills", "."]) {
+      expect(expectDenied(resolveInRoots(withSkill, join(cfg, path), "read"))).toContain("private");
+    }
+    // A link inside the package that leads elsewhere in the private directory is judged by its target.
+    expect(expectDenied(resolveInRoots(withSkill, join(skill, "config-link"), "read"))).toContain("private");
+    expect(expectDenied(resolveInRoots(withSkill, join(skill, "../../config.jsonc"), "read"))).toContain("private");
+    expect(isPrivatePath(withSkill, join(skill, "SKILL.md"))).toBe(false);
+    expect(isPrivatePath(withSkill, join(cfg, "config.jsonc"))).toBe(true);
+
+    // Without the root, the package is private like the rest; a read-only root that IS the private dir opens nothing.
+    const without = createRoots({ workspace: ws, privateDirs: [cfg] });
+    expect(expectDenied(resolveInRoots(without, join(skill, "SKILL.md"), "read"))).toContain("private");
+    const whole = createRoots({ workspace: ws, readOnlyDirs: [cfg], privateDirs: [cfg] });
+    expect(expectDenied(resolveInRoots(whole, join(cfg, "config.jsonc"), "read"))).toContain("private");
+    expect(expectDenied(resolveInRoots(whole, join(skill, "SKILL.md"), "read"))).toContain("private");
+  });
+});

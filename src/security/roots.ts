@@ -16,7 +16,11 @@ export type Roots = {
   workspace: string;
   /** The workspace first, then extra roots, then read-only roots; all canonical, no duplicates. */
   roots: Root[];
-  /** Canonical directories nothing may touch (zero's own state), even inside a root. */
+  /**
+   * Canonical directories nothing may touch (zero's own state), even inside a root — except a
+   * read-only root placed inside one (a skill package under zero's config dir): that root alone
+   * may be read.
+   */
   privateDirs: string[];
 };
 
@@ -95,7 +99,7 @@ export function resolveInRoots(roots: Roots, requested: string, access: "read" |
   }
   const shown = path === resolve(roots.workspace, requested) ? "" : ` (resolves to ${path})`;
 
-  if (roots.privateDirs.some((dir) => isWithin(dir, path))) {
+  if (isPrivatePath(roots, path)) {
     return {
       ok: false,
       error: `Access denied: ${JSON.stringify(requested)}${shown} is inside zero's private state directory.`,
@@ -129,7 +133,12 @@ export function displayPath(roots: Roots, absolute: string): string {
  * (search, find) use it to skip entries, since checking only the starting path is not enough.
  */
 export function isPrivatePath(roots: Roots, absolute: string): boolean {
-  return roots.privateDirs.some((dir) => isWithin(dir, absolute));
+  return roots.privateDirs.some((dir) => isWithin(dir, absolute) && !inReadOnlyRootWithin(roots, dir, absolute));
+}
+
+/** True when `path` lies in a read-only root that sits strictly inside the private directory `dir`. */
+function inReadOnlyRootWithin(roots: Roots, dir: string, path: string): boolean {
+  return roots.roots.some((root) => root.kind === "read-only" && root.path !== dir && isWithin(dir, root.path) && isWithin(root.path, path));
 }
 
 /** The deepest root containing `path`; on a tie the read-only one wins, as it is narrower. */

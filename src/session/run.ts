@@ -14,6 +14,8 @@ import { createArtifactStore } from "../store/artifacts.ts";
 import { workspaceStateDir } from "../store/state.ts";
 import type { RunRow, Store } from "../store/store.ts";
 import type { LoopHooks } from "../agent/loop-input.ts";
+import type { RunHooks, RunInfo } from "../agent/run-hooks.ts";
+import { CORE_TOOL_NAMES } from "../tool/registry.ts";
 import { createModelRunner, type ModelRunner } from "../llm/step.ts";
 import { exitCodeFor, type RuntimeEvent, type StopReason, type Usage } from "../protocol/events.ts";
 import { newRunId } from "../protocol/ids.ts";
@@ -79,6 +81,8 @@ export type RunRequest = {
   continuation?: Continuation;
   /** Where the run's tools come from (default: the core tools). */
   toolSources?: readonly ToolSource[];
+  /** Lifecycle hooks (plugins): attached to the run, its loop and its children's runs. */
+  runHooks?: RunHooks;
   /** Set for a child run: who started it, and the campaign it charges (delegation fills this). */
   parent?: ParentLink;
   /** The profile to run; default: the configured default agent (a child names its own). */
@@ -113,7 +117,16 @@ export type ChildSetup = {
 };
 
 /** A child run's link to its parent: its events name parent and root, and it spends the root's campaign. */
-export type ParentLink = { runId: string; rootId: string; depth: number; campaign: Campaign; /** The user's session the tree belongs to. */ sessionId: string };
+export type ParentLink = {
+  runId: string;
+  rootId: string;
+  depth: number;
+  campaign: Campaign;
+  /** The user's session the tree belongs to. */
+  sessionId: string;
+  /** The parent as lifecycle hooks saw it (for `onAgentSpawn`). */
+  info?: RunInfo;
+};
 
 /** What the session hands a prepared run when its turn comes (the session is claimed by then). */
 export type RunExecution = {
@@ -171,12 +184,17 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
   // A continuation keeps its saved model unless --model replaces it on purpose. A workflow's
   // --model goes to every phase; its coordinator calls no model.
   const model = pickModel(config, overrides.model ?? saved?.model.alias ?? (workflow ? config.agents[workflow.steps[0]!.agent]!.model : agent.model), overrides.model !== undefined);
-  const sourced = await toolsForAgent(agent, request.toolSources ?? [coreToolSource()]);
+  // Plugins are loaded (or refused, exit 2) before anything else of the run is decided.
+  await request.runHooks?.ready();
+  // A path-scoped child gets nothing of MCP servers (what they do cannot be confined to its
+  // paths): it does not even wait for them to connect.
+  const sources = request.toolSources ?? [coreToolSource()];
+  const sourced = await toolsForAgent(agent, child?.scope ? sources.filter((source) => source.name !== "mcp") : sources);
   const tools = sourced.tools;
   for (const name of child?.withoutTools ?? []) tools.delete(name);
-  // A path-scoped child gets nothing of MCP servers: what they do cannot be confined to its paths.
+  // A path-scoped child gets nothing of MCP servers or plugins: what they do cannot be confined to its paths.
   if (child?.scope) {
-    for (const name of tools.keys()) if (name.startsWith("mcp__")) tools.delete(name);
+    for (const name of tools.keys()) if (!(CORE_TOOL_NAMES as readonly string[]).includes(name)) tools.delete(name);
     delete sourced.content;
     sourced.instructions = [];
   }
@@ -349,6 +367,22 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
       maxAttachmentBytes: config.limits.maxAttachmentBytes,
       maxTokens: agent.maxTokens ?? null,
     };
+    // Lifecycle hooks (plugins) see the run as plain data; a child's names its parent too.
+    const info: RunInfo = {
+      runId,
+      sessionId,
+      rootRunId: place.rootId,
+      parentRunId: place.parentId,
+      depth,
+      agent: agent.name,
+      model: model.alias,
+      task: request.task,
+      workspace: roots.workspace,
+      permissionMode,
+      workDepth,
+      surface: request.surface,
+    };
+    const lifecycle = request.runHooks?.attach(info, { emit, signal: controller.signal, ...(request.parent?.info ? { parent: request.parent.info } : {}) });
     // A continued run (--resume-run) carries on its own history; its new text joins as a user turn.
     const history = [...execution.history, attachmentMessage(request.task, attachments, execution.redactor)];
     let latest: readonly Message[] = history;
@@ -376,6 +410,7 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
           artifacts,
           knownArtifacts,
           leases: child?.leases ?? [],
+          info,
         })
       : undefined;
     // pro/ultra: a root run that changed the workspace finishes only verified and approved.
@@ -404,7 +439,7 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
             ...(execution.compaction?.compactFirst ? { compactFirst: true } : {}),
           })
         : undefined;
-    const hooks = withCompaction(withGates(withPendingInput(execution.hooks, delegation?.pendingInput), gates), compactor);
+    const hooks = withCompaction(withGates(withPendingInput(lifecycle ? { ...execution.hooks, ...lifecycle.loop } : execution.hooks, delegation?.pendingInput), gates), compactor);
     /** A workflow coordinator's "loop": its phases, run as children; it makes no model calls itself. */
     const coordinate = async (wf: { name: string; steps: WorkflowStep[] }, messages: Message[]): Promise<LoopResult> => {
       const outcome = await runWorkflow({
@@ -440,6 +475,7 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
         budgets: { ...limits, maxTokens: limits.maxTokens ?? null, timeoutMs, deadline: deadline.toISOString() },
       });
       for (const notice of sourced.notices) emit({ type: "notice", ...notice });
+      await lifecycle?.start();
       // The specialist reads what the model cannot; its report stands in for the media.
       if (specialist) history[history.length - 1] = await routeAttachments(history.at(-1)!, specialist, attachments, model, delegation!, controller.signal);
       const result = workflow
@@ -499,6 +535,14 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
         emit({ type: "guard.triggered", guard: "deadline", message: `the run passed its deadline (${timeoutMs} ms)` });
       }
       const exitCode = exitCodeFor(result.status, result.reason);
+      if (result.status === "failed") {
+        await lifecycle?.failed(
+          result.failure
+            ? { kind: "provider", category: result.failure.category, message: result.failure.message, statusCode: result.failure.statusCode }
+            : { kind: "internal", error: new Error(`the run failed (${result.reason ?? "no reason given"})`) },
+        );
+      }
+      await lifecycle?.end({ status: result.status, reason: result.reason, exitCode, text: result.text, usage: result.usage, steps: result.steps, toolCalls: result.toolCalls });
       // The final history (the answer included) is what `--resume` continues from.
       recorder?.checkpoint(result.history, checkpointMeta(result));
       emit({
@@ -541,13 +585,16 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
         error: { kind: "internal", category: null, message: errorMessage(error), statusCode: null, retryAfterMs: null, retryable: false },
       });
       const exitCode = exitCodeFor("failed", "internal_error");
+      const usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0, reasoningTokens: 0, cachedInputTokens: 0 };
+      await lifecycle?.failed({ kind: "internal", error });
+      await lifecycle?.end({ status: "failed", reason: "internal_error", exitCode, text: "", usage, steps: 0, toolCalls: 0 });
       emit({
         type: "run.completed",
         status: "failed",
         reason: "internal_error",
         exitCode,
         text: "",
-        usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, reasoningTokens: 0, cachedInputTokens: 0 },
+        usage,
         steps: 0,
         toolCalls: 0,
         durationMs: Math.round(performance.now() - startedAt),

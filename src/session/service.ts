@@ -18,6 +18,7 @@ import { claimSession, RunCancelledBeforeStart } from "./session-claim.ts";
 export { RunCancelledBeforeStart } from "./session-claim.ts";
 import type { ToolSource } from "./tool-sources.ts";
 import type { LoopHooks } from "../agent/loop-input.ts";
+import type { RunHooks } from "../agent/run-hooks.ts";
 import { createDelegationCoordinator } from "./delegation/coordinator.ts";
 import type { DelegationCoordinator } from "./delegation/coordinator.ts";
 import type { DelegationProvider } from "./delegation/types.ts";
@@ -45,6 +46,8 @@ export type SessionServiceOptions = {
   /** Notices for people (waiting for another process); stderr on the CLI. */
   log?(line: string): void;
   toolSources?: readonly ToolSource[];
+  /** Lifecycle hooks every run of the service gets, delegated children included (plugins). */
+  runHooks?: RunHooks;
   /** How often a session busy in another process is checked again (ms). */
   claimPollMs?: number;
   /** Where isolated child workspaces (git worktrees, scratch dirs) are made; default: the OS temp dir. */
@@ -215,6 +218,7 @@ export function createSessionService(options: SessionServiceOptions) {
         workspaces,
         ...(options.log ? { log: options.log } : {}),
         ...(options.toolSources ? { toolSources: options.toolSources } : {}),
+        ...(options.runHooks ? { runHooks: options.runHooks } : {}),
       });
       coordinators.set(id, created);
       return created;
@@ -234,6 +238,7 @@ export function createSessionService(options: SessionServiceOptions) {
         overrides: options.overrides,
         ...(continuation ? { continuation } : {}),
         ...(options.toolSources ? { toolSources: options.toolSources } : {}),
+        ...(options.runHooks ? { runHooks: options.runHooks } : {}),
         delegation: coordinator(),
         ...(workflow !== undefined ? { workflow } : {}),
         ...(attach !== undefined && attach.length > 0 ? { attach } : {}),

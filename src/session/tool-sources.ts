@@ -4,8 +4,8 @@ import { CORE_TOOL_NAMES, createToolRegistry } from "../tool/registry.ts";
 import { UsageError } from "../util/errors.ts";
 
 /**
- * Where a run's tools come from: the core tools, and sources above the session (MCP servers;
- * plugins later) that decide per agent what it may have. A run's tool set is built from all.
+ * Where a run's tools come from: the core tools, and sources above the session (MCP servers,
+ * plugins) that decide per agent what it may have. A run's tool set is built from all.
  */
 export type ToolSource = {
   name: string;
@@ -35,26 +35,29 @@ export function unavailableCoreTools(): string[] {
 
 /**
  * The agent's tools: the core tools its allowlist names, then whatever the other sources give
- * this agent (they apply its `mcpServers` and `mcp:` entries themselves). A name no source can
- * provide was already refused by the config check (file:line).
+ * this agent (they apply its `mcpServers`, `mcp:` entries and plugin tool names themselves). A
+ * name no source provides is refused (the config check refused most already, with file:line;
+ * plugin tool names are only known once the plugins are loaded).
  */
 export function buildToolSet(agent: AgentProfile, sources: readonly ToolSource[]): Map<string, Tool> {
   const core = sources.find((source) => source.name === "core") ?? coreToolSource();
   const available = new Map<string, Tool>();
   for (const tool of core.tools(agent)) available.set(tool.name, tool);
+  const offered = new Map<string, Tool>();
+  for (const source of sources) {
+    if (source === core) continue;
+    for (const tool of source.tools(agent)) if (!offered.has(tool.name)) offered.set(tool.name, tool);
+  }
   const tools = new Map<string, Tool>();
   for (const name of agent.tools) {
     const tool = available.get(name);
     if (tool) tools.set(name, tool);
     // `mcp:` entries narrow what the MCP source offers; they are not tools themselves.
-    else if (!(CORE_TOOL_NAMES as readonly string[]).includes(name) && !name.startsWith("mcp:")) {
-      throw new UsageError(`agents.${agent.name}.tools: no tool source provides '${name}' (known tools: ${[...available.keys(), ...unavailableCoreTools()].join(", ")})`);
+    else if (!(CORE_TOOL_NAMES as readonly string[]).includes(name) && !name.startsWith("mcp:") && !offered.has(name)) {
+      throw new UsageError(`agents.${agent.name}.tools: no tool source provides '${name}' (known tools: ${[...available.keys(), ...unavailableCoreTools(), ...offered.keys()].join(", ")})`);
     }
   }
-  for (const source of sources) {
-    if (source === core) continue;
-    for (const tool of source.tools(agent)) if (!tools.has(tool.name)) tools.set(tool.name, tool);
-  }
+  for (const [name, tool] of offered) if (!tools.has(name)) tools.set(name, tool);
   return tools;
 }
 

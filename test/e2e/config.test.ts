@@ -44,12 +44,13 @@ test("a tool name no source provides is a config error at its element, before an
   expect(fake.requests).toHaveLength(0);
 });
 
-test("zero agents marks what nothing enforces yet (skills), and shows delegation settings as live", async () => {
+test("zero agents shows skills and delegation settings as live (nothing is marked)", async () => {
   const plain = await runZero(["agents"], { sandbox });
   expect(plain.stdout).toContain("  tools: read, write, run, find, search, delegate\n");
   expect(plain.stdout).toContain("  permissionMode: accept-edits  workspaceMode: git-worktree\n");
   expect(plain.stdout).toContain("  permissionMode: ask (default)  workspaceMode: shared-write\n");
-  expect(plain.stdout).toContain("  skills: * (not yet available)\n");
+  expect(plain.stdout).toContain("  skills: *\n");
+  expect(plain.stdout).not.toContain("not yet");
   expect(plain.stdout).toContain("maxChildren 64\n");
 });
 

@@ -98,9 +98,10 @@ export async function runChildTurn(
       overrides: { permissionMode: record.permissionMode, depth: record.workDepth, ...(record.modelOverride !== undefined ? { model: record.modelOverride } : {}) },
       agentName: record.agent.name,
       ...(deps.toolSources ? { toolSources: deps.toolSources } : {}),
+      ...(deps.runHooks ? { runHooks: deps.runHooks } : {}),
       // Routed attachments go with the first turn only.
       ...(media ? { media } : {}),
-      parent: { runId: record.parentRunId, rootId: record.rootId, depth: record.depth - 1, campaign: record.parent.campaign, sessionId: record.parent.sessionId },
+      parent: { runId: record.parentRunId, rootId: record.rootId, depth: record.depth - 1, campaign: record.parent.campaign, sessionId: record.parent.sessionId, ...(record.parent.info ? { info: record.parent.info } : {}) },
       child: {
         runId: record.runId,
         startSequence: record.lastSequence,

@@ -1,4 +1,5 @@
 import type { ToolSource } from "../tool-sources.ts";
+import type { RunHooks, RunInfo } from "../../agent/run-hooks.ts";
 import type { MediaPart } from "../../tool/define.ts";
 import type { AgentProfile, EffectiveConfig, PermissionMode, WorkDepth, WorkspaceMode } from "../../config/schema.ts";
 import type { EventBody, StopReason } from "../../protocol/events.ts";
@@ -45,6 +46,8 @@ export type ParentPlace = {
   knownArtifacts: Set<string>;
   /** What the parent holds while it runs as a child itself (lent back while it waits for its own children). */
   leases: Lease[];
+  /** The parent as lifecycle hooks saw it (a child's spawn names its parent). */
+  info?: RunInfo;
 };
 
 /** One phase of a workflow, as its coordinator run starts it. */
@@ -91,6 +94,8 @@ export type CoordinatorDeps = {
   log?(line: string): void;
   /** The session's tool sources (core, MCP): a child takes from them what its own profile allows. */
   toolSources?: readonly ToolSource[];
+  /** The session's lifecycle hooks (plugins): a child's run gets them too. */
+  runHooks?: RunHooks;
 };
 
 export type ChildStatus = "queued" | "running" | "completed" | "failed" | "blocked" | "cancelled" | "skipped";

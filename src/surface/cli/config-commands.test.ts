@@ -40,7 +40,7 @@ describe("zero agents", () => {
         "  tools: read, write, run, find, search, delegate",
         "  permissionMode: ask (default)  workspaceMode: shared-write",
         "  canDelegateTo: plan, explore, implement, verify, review, vision",
-        "  skills: * (not yet available)",
+        "  skills: *",
         "  accepts: patch, test_result",
         "  budgets: maxSteps 100, maxToolCalls 500, maxTokens 200000, timeoutMs 28800000, maxChildren 64",
       ].join("\n"),
@@ -58,7 +58,7 @@ describe("zero agents", () => {
     expect(implement).toContain("  permissionMode: accept-edits  workspaceMode: git-worktree\n");
   });
 
-  test("a custom profile: live settings (MCP tools and servers included) unmarked, skills marked", () => {
+  test("a custom profile: live settings (MCP tools and servers, skills included) unmarked", () => {
     const out = agentsOutput(`{
       "mcp": { "docs": { "type": "stdio", "command": "docs-mcp" } },
       "agents": { "x": { "tools": ["read", "mcp:docs:*"], "mcpServers": ["docs"], "skills": ["notes"], "workspaceMode": "scratch",
@@ -70,7 +70,7 @@ describe("zero agents", () => {
         "  model: default → gateway openai/gpt-5.3-codex",
         "  tools: read, mcp:docs:*",
         "  permissionMode: full-access  workspaceMode: scratch",
-        "  skills: notes (not yet available)",
+        "  skills: notes",
         "  mcpServers: docs",
         "  budgets: maxSteps 7, maxToolCalls 9, maxTokens 1000, timeoutMs 5000, maxChildren -",
       ].join("\n"),

@@ -11,6 +11,7 @@ Usage:
   zero sessions               list this workspace's sessions (--interrupted: interrupted runs)
   zero agents                 show the effective agent profiles
   zero mcp list|login|logout  show MCP servers and their tools; sign in to or out of one
+  zero skills                 list skill packages: where each comes from, which agents see it
   zero init                   create zero-cli.jsonc and prompt files, and trust this workspace
   zero trust                  trust this workspace's project configuration
 
@@ -126,4 +127,21 @@ Options:
 
 Exit codes: 0 done, 2 usage or configuration error, 3 the sign-in failed or
 timed out.
+`;
+
+export const SKILLS_HELP = `Usage: zero skills [--cwd <dir>] [--json]
+
+Lists every skill package zero found for this workspace: its id, description,
+SKILL.md path, where it comes from (codex-user, user, user-config, workspace,
+project-config), whether it is enabled and which agents are offered it; then
+packages a higher-precedence one replaced, and packages that were not loaded
+with the reason. A workspace's .agents/skills is read only once the workspace
+is trusted ('zero trust').
+
+Options:
+      --cwd <dir>   workspace directory (default: current directory)
+      --json        one JSON object on stdout
+  -h, --help        show this help
+
+Exit codes: 0 done, 2 usage or configuration error (an invalid "skills" entry).
 `;

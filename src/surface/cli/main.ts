@@ -9,6 +9,7 @@ import { hostCommand } from "./host-command.ts";
 import { mcpCommand } from "./mcp-command.ts";
 import { runCommand } from "./run-command.ts";
 import { sessionsCommand } from "./sessions-command.ts";
+import { skillsCommand } from "./skills-command.ts";
 import { createOutput, stdinMayHaveData } from "./stdio.ts";
 
 const COMMANDS: Record<string, (io: CliIo) => number | Promise<number>> = {
@@ -20,6 +21,7 @@ const COMMANDS: Record<string, (io: CliIo) => number | Promise<number>> = {
   init: initCommand,
   trust: trustCommand,
   mcp: mcpCommand,
+  skills: skillsCommand,
 };
 
 async function readAllStdin(): Promise<string | undefined> {
@@ -42,6 +44,8 @@ export async function main(argv: string[]): Promise<number> {
   };
   process.on("SIGINT", interrupt);
   process.on("SIGTERM", interrupt);
+  // A closed terminal: the same as SIGTERM (exit handlers stop MCP servers, worktrees go).
+  process.on("SIGHUP", interrupt);
   // When stdout's reader goes away the run is cancelled, as SIGPIPE would end a Unix tool.
   const stdout = createOutput(Bun.stdout, () => cancelRun?.());
   const rawStderr = createOutput(Bun.stderr);

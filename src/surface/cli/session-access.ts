@@ -42,6 +42,7 @@ export function cliSessionService(
     ...(options.interactive ? { interactive: true } : {}),
     log: (line) => io.stderr(line),
     toolSources: extensions.sources,
+    ...(extensions.hooks ? { runHooks: extensions.hooks } : {}),
     store: {
       enabled: loaded.config.storage.enabled,
       exists: () => opened || existsSync(dbFile()),
