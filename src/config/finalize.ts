@@ -251,8 +251,9 @@ function storageFileName(path: string | undefined, fail: Fail): string {
 function finalizeSkills(merged: MergedConfig, fail: Fail): EffectiveConfig["skills"] {
   const skills: EffectiveConfig["skills"] = {};
   for (const [id, skill] of Object.entries(merged.skills)) {
-    if (skill.path === undefined) fail(["skills", id], "needs a path to its SKILL.md (no configuration layer gives one)");
-    skills[id] = { path: skill.path!, enabled: skill.enabled ?? true };
+    // `{ "enabled": false }` alone turns off a discovered package of that id: no path needed.
+    if (skill.path === undefined && skill.enabled !== false) fail(["skills", id], "needs a path to its SKILL.md (no configuration layer gives one)");
+    skills[id] = { path: skill.path ?? "", enabled: skill.enabled ?? true };
   }
   return skills;
 }

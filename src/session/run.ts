@@ -246,7 +246,8 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
     agent,
     {
       workspace: roots.workspace,
-      roots: roots.roots.map((r) => r.path),
+      // Read-only roots come from tool sources (skill packages), which name their own paths.
+      roots: roots.roots.filter((r) => r.kind !== "read-only").map((r) => r.path),
       permissionMode,
       model: `${model.type}/${model.model}`,
       now,

@@ -24,7 +24,7 @@ export function explicitSkills(loaded: LoadedConfig, env: Env): ExplicitSkill[] 
   const out: ExplicitSkill[] = [];
   for (const [id, { path, enabled }] of Object.entries(skills)) {
     const again = full.merged.skills[id];
-    if (again?.path !== path || (again.enabled ?? true) !== enabled) {
+    if ((again?.path ?? "") !== path || (again?.enabled ?? true) !== enabled) {
       throw new ConfigError(`skills.${id}: the configuration changed while zero was reading it; run the command again`);
     }
     const fail = (upTo: readonly ConfigLayer[], origins: Origins) => (problem: string): never => {

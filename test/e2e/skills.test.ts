@@ -205,3 +205,14 @@ test("SKILL-09: a skill grants nothing — its instructions to run a command mee
   expect(toolMessages(fake, 2).at(-1)).toContain("tool 'run' is not available to agent build");
   expect(existsSync(marker)).toBe(false);
 });
+
+test('a discovered package is turned off by { "enabled": false } alone, without a path', async () => {
+  for (const id of ["alpha", "beta"]) writeSkill(userSkills(), id, skillText(id, `about ${id}`));
+  sandbox.writeUserConfig(fakeConfig(fake.url, "chat", { skills: { beta: { enabled: false } }, agents: { build: { skills: ["*"] } } }));
+  fake.script([{ text: "ok" }]);
+  const run = await runZero(["run", "x"], { sandbox });
+  expect(run.code, describeRun(run)).toBe(0);
+  expect(catalogLines(systemOf(fake.requests[0]!))).toEqual([`- alpha: about alpha (${join(userSkills(), "alpha", "SKILL.md")})`]);
+  // The system prompt does not list skill directories as extra roots (the catalog names the files).
+  expect(systemOf(fake.requests[0]!)).not.toContain("Other allowed roots");
+});
