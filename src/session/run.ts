@@ -1,33 +1,19 @@
 import { join } from "node:path";
-import type {
-  AgentProfile,
-  EffectiveConfig,
-  PermissionMode,
-  ReasoningEffort,
-  ResolvedModel,
-  Speed,
-  WorkDepth,
-  WorkflowStep,
-} from "../config/schema.ts";
+import type { WorkDepth, WorkflowStep } from "../config/schema.ts";
 import { configDir, stateDir } from "../config/paths.ts";
 import { createArtifactStore } from "../store/artifacts.ts";
 import { workspaceStateDir } from "../store/state.ts";
-import type { RunRow, Store } from "../store/store.ts";
-import type { LoopHooks } from "../agent/loop-input.ts";
-import type { RunHooks, RunInfo } from "../agent/run-hooks.ts";
+import type { RunRow } from "../store/store.ts";
+import type { RunInfo } from "../agent/run-hooks.ts";
 import { CORE_TOOL_NAMES } from "../tool/registry.ts";
 import { createModelRunner, type ModelRunner } from "../llm/step.ts";
-import { exitCodeFor, type RuntimeEvent, type StopReason, type Usage } from "../protocol/events.ts";
+import { exitCodeFor, type StopReason, type Usage } from "../protocol/events.ts";
 import { newRunId } from "../protocol/ids.ts";
 import type { Message } from "../protocol/messages.ts";
-import type { ApprovalBroker } from "../policy/approvals.ts";
 import { MODE_RULES } from "../policy/rules.ts";
-import type { Redactor } from "../security/redact.ts";
 import { createRoots, type Roots } from "../security/roots.ts";
-import type { AskRequest, MediaPart } from "../tool/define.ts";
 import { runLoop, type LoopResult } from "../agent/loop.ts";
 import { assembleSystemPrompt } from "../agent/prompt.ts";
-import type { Env } from "../util/env.ts";
 import { UsageError, errorMessage } from "../util/errors.ts";
 import { configuredFiles, coordinatorRunner, pickAgent, pickModel, pickWorkflow, runPermission, runTimeout, withCompaction, withGates, withPendingInput, workflowProfile } from "./run-inputs.ts";
 import { runWorkflow, workflowLoopResult } from "./workflow-run.ts";
@@ -35,140 +21,28 @@ import { campaignCeilings, runCeilings, WORK_DEPTH_PRESETS } from "../config/wor
 import { gatesFor } from "./gates.ts";
 import { costMicroUsd, microToUsd } from "../agent/cost.ts";
 import { estimateTokens } from "../agent/estimate.ts";
-import { createCompactor, type CompactionState } from "./compaction/compactor.ts";
+import { createCompactor } from "./compaction/compactor.ts";
 import { createTodoTool } from "../tool/todo.ts";
 import type { PlanItem } from "../tool/define.ts";
-import { scopeGuard, type PathScope } from "./delegation/contract.ts";
-import type { Lease } from "./delegation/slots.ts";
-import type { ChildMeta, DelegationProvider } from "./delegation/types.ts";
+import { scopeGuard } from "./delegation/contract.ts";
 
 export { knownSecretValues } from "./run-inputs.ts";
 import { setSafeTimeout } from "../util/timers.ts";
-import { createEmitter, type EventListener } from "./emitter.ts";
+import { createEmitter } from "./emitter.ts";
 import { createEventRedaction } from "./event-redaction.ts";
-import { createCampaign, eventStamp, type Campaign } from "./run-context.ts";
-import { coreToolSource, toolsForAgent, type ToolSource } from "./tool-sources.ts";
+import { createCampaign, eventStamp } from "./run-context.ts";
+import { coreToolSource, toolsForAgent } from "./tool-sources.ts";
 import { missingCapabilities, mediaSpecialist, resolveAttachments } from "./attachments.ts";
 import { attachmentMessage, routeAttachments } from "./attachment-routing.ts";
 import { networkAccessFor, webSearchAccessFor } from "./network.ts";
 import { createRunRecorder, titleFrom, type CheckpointMeta } from "./recorder.ts";
-import type { Continuation } from "./resume.ts";
 import { readPromptTexts } from "./prompt-inputs.ts";
-
-export type Surface = "cli" | "tui" | "acp" | "host" | "exec";
 
 /** How often (in model steps) the loop nudges the garbage collector: each step is fine for memory but costs ~1 ms. */
 const GC_EVERY_STEPS = 3;
 
-export type RunOverrides = {
-  model?: string;
-  permissionMode?: PermissionMode;
-  reasoningEffort?: ReasoningEffort;
-  speed?: Speed;
-  depth?: WorkDepth;
-};
-
-export type RunRequest = {
-  config: EffectiveConfig;
-  env: Env;
-  /** Canonical workspace directory. */
-  workspace: string;
-  extraDirs?: string[];
-  task: string;
-  surface: Surface;
-  overrides?: RunOverrides;
-  /** Earlier work this run continues (`--resume`, `--resume-run`); its history comes with `execute`. */
-  continuation?: Continuation;
-  /** Where the run's tools come from (default: the core tools). */
-  toolSources?: readonly ToolSource[];
-  /** Lifecycle hooks (plugins): attached to the run, its loop and its children's runs. */
-  runHooks?: RunHooks;
-  /** Set for a child run: who started it, and the campaign it charges (delegation fills this). */
-  parent?: ParentLink;
-  /** The profile to run; default: the configured default agent (a child names its own). */
-  agentName?: string;
-  /** A child's own settings: its id, scope, tools it must not have, and what its checkpoints keep. */
-  child?: ChildSetup;
-  /** Gives the run its delegation capability (the session's coordinator). */
-  delegation?: DelegationProvider;
-  /** `--workflow <name>`: the run coordinates the workflow's phases instead of calling a model. */
-  workflow?: string;
-  /** `--attach` paths (a root run's task's `@path` mentions are attached too). */
-  attach?: readonly string[];
-  /** Media a child's first turn carries (attachments routed to it by its parent). */
-  media?: readonly MediaPart[];
-};
-
-/** How a child run differs from a root run (see session/delegation). */
-export type ChildSetup = {
-  /** The child's run id; a follow-up turn (`send`) keeps it. */
-  runId: string;
-  /** The last event sequence of earlier turns: a follow-up continues the numbering. */
-  startSequence: number;
-  /** Tools removed from its profile's list (a path-scoped child has no `run`). */
-  withoutTools: readonly string[];
-  scope?: PathScope;
-  /** Kept in its checkpoints, so it can be inspected and continued after a restart. */
-  meta(): ChildMeta;
-  /** What it holds (a concurrency slot, a writer gate), lent back while it waits on its own children. */
-  leases: Lease[];
-  /** The artifact references it may open: what its parent handed it, plus what its own tools make. */
-  knownArtifacts: Set<string>;
-};
-
-/** A child run's link to its parent: its events name parent and root, and it spends the root's campaign. */
-export type ParentLink = {
-  runId: string;
-  rootId: string;
-  depth: number;
-  campaign: Campaign;
-  /** The user's session the tree belongs to. */
-  sessionId: string;
-  /** The parent as lifecycle hooks saw it (for `onAgentSpawn`). */
-  info?: RunInfo;
-};
-
-/** What the session hands a prepared run when its turn comes (the session is claimed by then). */
-export type RunExecution = {
-  sessionId: string;
-  listeners: EventListener[];
-  /** The session's history before this run's task, read after the claim. */
-  history: Message[];
-  /** The part of `history` the store already holds unchanged. */
-  stored: Message[];
-  /** Where events, runs and messages are recorded; absent when storage is disabled. */
-  store?: Store;
-  /** Session-scoped: an "always" answer outlives this run. */
-  approvals: ApprovalBroker;
-  ask(question: AskRequest, signal: AbortSignal): Promise<boolean>;
-  /** Redacts everything the run emits, once, before it is stored or published. */
-  redactor: Redactor;
-  hooks?: LoopHooks;
-  /** The session's earlier compaction (resume continues from it), and a manual request to compact first. */
-  compaction?: { state?: CompactionState; compactFirst?: boolean };
-};
-
-export type RunOutcome = {
-  runId: string;
-  sessionId: string;
-  status: Extract<RuntimeEvent, { type: "run.completed" }>["status"];
-  reason: StopReason | null;
-  exitCode: number;
-  text: string;
-  history: Message[];
-  /** Set when recording to the store failed: the run finished without full persistence. */
-  persistWarning?: string;
-};
-
-export type PreparedRun = {
-  runId: string;
-  agent: AgentProfile;
-  model: ResolvedModel;
-  /** Runs to completion; never throws for provider trouble (that is an event). */
-  execute(execution: RunExecution): Promise<RunOutcome>;
-  /** Cancels the run: the model request and running tools are aborted. */
-  cancel(): void;
-};
+export type { Surface, RunOverrides, RunRequest, ChildSetup, ParentLink, RunExecution, RunOutcome, PreparedRun } from "./run-types.ts";
+import type { RunRequest, RunExecution, RunOutcome, PreparedRun } from "./run-types.ts";
 
 /**
  * Validates everything a run needs before any request or event: agent, model
