@@ -21,5 +21,8 @@ if (first === "--version" || first === "-v") {
 } else {
   // Everything else loads the real CLI lazily so the two paths above stay fast.
   // (No top-level await: the bundle is CommonJS so Bun can cache its bytecode.)
+  // Until main answers, the exit code is an internal error: a process whose work never settles
+  // (a plugin promise that never resolves) must not end as a success.
+  process.exitCode = 1;
   void import(mainModule).then(async ({ main }: typeof import("./surface/cli/main.ts")) => process.exit(await main(args)));
 }

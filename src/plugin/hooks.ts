@@ -1,6 +1,7 @@
 import type { CallAnswer, LoopHooks, ProposedCall, StepResultView, StepState } from "../agent/loop-input.ts";
 import type { AttachedRunHooks, RunEnd, RunFailure, RunHookIo, RunHooks, RunInfo } from "../agent/run-hooks.ts";
 import { messageSchema, type Message } from "../protocol/messages.ts";
+import { withinBound } from "../util/timers.ts";
 import { callView, frozenCopy, runContext, runResult, stepContext } from "./contexts.ts";
 import type { PluginHooks, ToolCall } from "./define.ts";
 import type { LoadedPlugin } from "./load.ts";
@@ -73,7 +74,9 @@ export function attachPlugins(plugins: readonly LoadedPlugin[], info: RunInfo, i
     if (bounded && io.signal.aborted) return { ok: false, threw: false };
     try {
       const call = (plugin.hooks[hook] as (...values: unknown[]) => unknown)(...args);
-      const value = bounded ? await Promise.race([Promise.resolve(call), stopped]) : await call;
+      // After the run (afterRun, onError at the end) there is no run signal: a time bound instead,
+      // so a hook that never settles cannot keep the process (or its exit code) hostage.
+      const value = bounded ? await Promise.race([Promise.resolve(call), stopped]) : await endBound(call, hook);
       return value === STOPPED ? { ok: false, threw: false } : { ok: true, value };
     } catch (error) {
       await report(plugin, hook, error, bounded);
@@ -91,7 +94,7 @@ export function attachPlugins(plugins: readonly LoadedPlugin[], info: RunInfo, i
     for (const plugin of having("onError")) {
       try {
         const call = plugin.hooks.onError!(error, run);
-        await (bounded ? Promise.race([Promise.resolve(call), stopped]) : call);
+        await (bounded ? Promise.race([Promise.resolve(call), stopped]) : endBound(call, "onError"));
       } catch (failure) {
         io.emit({ type: "notice", source: "plugin", message: `plugin ${plugin.file}: onError failed: ${quote(failure)}` });
       }
@@ -211,8 +214,24 @@ export function attachPlugins(plugins: readonly LoadedPlugin[], info: RunInfo, i
   };
 }
 
+/** How long a hook that runs after its run (afterRun, a final onError) may take. */
+export const END_HOOK_MS = 5_000;
+
+function endBound(call: unknown, hook: string): Promise<unknown> {
+  return withinBound(Promise.resolve(call), END_HOOK_MS, `${hook} did not finish within ${END_HOOK_MS} ms`);
+}
+
 /** A request `beforeModel` returned: its system text and messages, checked; or what is wrong with it. */
 function returnedRequest(value: unknown, view: readonly Message[], originals: WeakMap<object, Message>): { system?: string; messages?: readonly Message[] } | string {
+  // A returned object is plugin code too (a getter may throw): reading it never fails the run.
+  try {
+    return readRequest(value, view, originals);
+  } catch (error) {
+    return `returned a request that could not be read (${quote(error)})`;
+  }
+}
+
+function readRequest(value: unknown, view: readonly Message[], originals: WeakMap<object, Message>): { system?: string; messages?: readonly Message[] } | string {
   if (typeof value !== "object" || value === null) return `returned ${described(value)}, not a request`;
   const { system, messages } = value as { system?: unknown; messages?: unknown };
   if (system !== undefined && typeof system !== "string") return `returned a request whose system is ${described(system)}, not a string`;
@@ -234,6 +253,14 @@ function returnedRequest(value: unknown, view: readonly Message[], originals: We
 
 /** A call `beforeTool` returned: a new call (frozen copy), a block, or what is wrong with it. */
 function returnedCall(value: unknown): { tool: string; input: unknown } | { block: string } | { problem: string } {
+  try {
+    return readCall(value);
+  } catch (error) {
+    return { problem: `returned a call that could not be read (${quote(error)})` };
+  }
+}
+
+function readCall(value: unknown): { tool: string; input: unknown } | { block: string } | { problem: string } {
   if (typeof value !== "object" || value === null) return { problem: `returned ${described(value)}, not a tool call, { block } or nothing` };
   const { tool, input, block } = value as { tool?: unknown; input?: unknown; block?: unknown };
   if (block !== undefined) {

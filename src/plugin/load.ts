@@ -2,6 +2,10 @@ import { z } from "zod";
 import { PLUGIN_TOOL_NAME } from "../config/enforcement.ts";
 import type { AgentProfile } from "../config/schema.ts";
 import type { Tool } from "../tool/define.ts";
+import { withinBound } from "../util/timers.ts";
+
+/** How long one plugin module may take to load (its top-level code). */
+const LOAD_BOUND_MS = 10_000;
 import { CORE_TOOL_NAMES } from "../tool/registry.ts";
 import { errorMessage, UsageError } from "../util/errors.ts";
 import { ACTIVITY_KINDS, HOOK_NAMES, type PluginHooks, type ToolDefinition } from "./define.ts";
@@ -62,7 +66,8 @@ function shapeProblem(error: z.ZodError): string {
 async function importPlugin(file: string): Promise<unknown> {
   let module: { default?: unknown };
   try {
-    module = (await import(file)) as { default?: unknown };
+    // A module whose top level never settles must not hold the start-up (or exit 0 silently).
+    module = (await withinBound(import(file), LOAD_BOUND_MS, `it did not finish loading within ${LOAD_BOUND_MS / 1000} s`)) as { default?: unknown };
   } catch (error) {
     throw new UsageError(`plugin ${file}: could not be loaded: ${errorMessage(error)}`);
   }

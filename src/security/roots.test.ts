@@ -198,7 +198,7 @@ describe("a read-only root inside a private directory (a skill package under zer
     for (const file of ["config.jsonc", "trusted-workspaces.json", "skills/a/SKILL.md", "skills/a/refs/x.md", "skills/b/SKILL.md"]) writeFileSync(join(cfg, file), "x");
     symlinkSync(join(cfg, "config.jsonc"), join(cfg, "skills/a/config-link"));
     const skill = join(cfg, "skills/a");
-    const withSkill = createRoots({ workspace: ws, readOnlyDirs: [skill], privateDirs: [cfg] });
+    const withSkill = createRoots({ workspace: ws, readOnlyDirs: [skill], privateDirs: [cfg], privateReadable: [join(cfg, "skills")] });
 
     const read = expectOk(resolveInRoots(withSkill, join(skill, "SKILL.md"), "read"));
     expect(read.root).toEqual({ path: skill, kind: "read-only" });
@@ -217,8 +217,25 @@ describe("a read-only root inside a private directory (a skill package under zer
     // Without the root, the package is private like the rest; a read-only root that IS the private dir opens nothing.
     const without = createRoots({ workspace: ws, privateDirs: [cfg] });
     expect(expectDenied(resolveInRoots(without, join(skill, "SKILL.md"), "read"))).toContain("private");
-    const whole = createRoots({ workspace: ws, readOnlyDirs: [cfg], privateDirs: [cfg] });
+    const whole = createRoots({ workspace: ws, readOnlyDirs: [cfg], privateDirs: [cfg], privateReadable: [join(cfg, "skills")] });
     expect(expectDenied(resolveInRoots(whole, join(cfg, "config.jsonc"), "read"))).toContain("private");
     expect(expectDenied(resolveInRoots(whole, join(skill, "SKILL.md"), "read"))).toContain("private");
+  });
+
+  test("a read-only root that resolves elsewhere in a private directory (a package swapped for a link) opens nothing", () => {
+    const cfg = join(base, "cfg2");
+    mkdirSync(join(cfg, "skills"), { recursive: true });
+    writeFileSync(join(cfg, "trusted-workspaces.json"), "x");
+    mkdirSync(join(cfg, "state", "sub"), { recursive: true });
+    writeFileSync(join(cfg, "state", "sub", "x.db"), "x");
+    // A workspace package that is now a link into the private directory.
+    mkdirSync(join(ws, ".agents", "skills"), { recursive: true });
+    symlinkSync(join(cfg, "state", "sub"), join(ws, ".agents", "skills", "foo"));
+    const roots = createRoots({ workspace: ws, readOnlyDirs: [join(ws, ".agents", "skills", "foo")], privateDirs: [cfg], privateReadable: [join(cfg, "skills")] });
+    expect(expectDenied(resolveInRoots(roots, join(cfg, "state", "sub", "x.db"), "read"))).toContain("private");
+    expect(expectDenied(resolveInRoots(roots, join(ws, ".agents", "skills", "foo", "x.db"), "read"))).toContain("private");
+    // Without any readable place nothing in a private directory opens, whatever the roots say.
+    const none = createRoots({ workspace: ws, readOnlyDirs: [join(cfg, "skills")], privateDirs: [cfg] });
+    expect(isPrivatePath(none, join(cfg, "skills", "SKILL.md"))).toBe(true);
   });
 });

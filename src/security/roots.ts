@@ -18,10 +18,12 @@ export type Roots = {
   roots: Root[];
   /**
    * Canonical directories nothing may touch (zero's own state), even inside a root — except a
-   * read-only root placed inside one (a skill package under zero's config dir): that root alone
-   * may be read.
+   * read-only root that lies inside one of `privateReadable` (a skill package under zero's config
+   * dir): that root alone may be read.
    */
   privateDirs: string[];
+  /** Canonical directories inside private ones where read-only roots may open (`<config>/skills`). */
+  privateReadable: string[];
 };
 
 export type ResolvedPath = {
@@ -43,6 +45,12 @@ export type RootsOptions = {
   readOnlyDirs?: string[];
   /** Directories that may be neither read nor written (zero's state directory). */
   privateDirs?: string[];
+  /**
+   * Inside a private directory, where a read-only root may still be read (zero's own skills
+   * directory). A read-only root anywhere else in a private directory opens nothing — whatever it
+   * resolves to by then (a package swapped for a link to the trust records).
+   */
+  privateReadable?: string[];
 };
 
 /** Same bound as the kernel's MAXSYMLINKS: more hops than this is a loop. */
@@ -74,7 +82,8 @@ export function createRoots(options: RootsOptions): Roots {
   add(options.readOnlyDirs, "read-only");
 
   const privateDirs = [...new Set((options.privateDirs ?? []).map((dir) => canonicalPath(dir, workspace)))];
-  return { workspace, roots, privateDirs };
+  const privateReadable = [...new Set((options.privateReadable ?? []).map((dir) => canonicalPath(dir, workspace)))];
+  return { workspace, roots, privateDirs, privateReadable };
 }
 
 /**
@@ -136,9 +145,16 @@ export function isPrivatePath(roots: Roots, absolute: string): boolean {
   return roots.privateDirs.some((dir) => isWithin(dir, absolute) && !inReadOnlyRootWithin(roots, dir, absolute));
 }
 
-/** True when `path` lies in a read-only root that sits strictly inside the private directory `dir`. */
+/** True when `path` lies in a read-only root that sits strictly inside one of the private directory's readable places. */
 function inReadOnlyRootWithin(roots: Roots, dir: string, path: string): boolean {
-  return roots.roots.some((root) => root.kind === "read-only" && root.path !== dir && isWithin(dir, root.path) && isWithin(root.path, path));
+  return roots.roots.some(
+    (root) =>
+      root.kind === "read-only" &&
+      root.path !== dir &&
+      isWithin(dir, root.path) &&
+      roots.privateReadable.some((place) => place !== root.path && isWithin(place, root.path)) &&
+      isWithin(root.path, path),
+  );
 }
 
 /** The deepest root containing `path`; on a tie the read-only one wins, as it is narrower. */

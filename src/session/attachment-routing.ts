@@ -48,7 +48,8 @@ export async function routeAttachments(
       goal:
         `The user attached ${names.join(", ")} to a task for a coding agent whose model cannot read them. ` +
         "Read them and report, as text, everything the coding agent needs from them: what they show or say, exact text, numbers, layout and visual details that matter for implementation. " +
-        `The coding agent's task:\n${textOf(message)}`,
+        "Report only: do not change any file and do not start the task yourself. " +
+        `The coding agent's task:\n${cut(textOf(message), MAX_TASK_CHARS)}`,
       deliverable: "analysis",
       acceptanceCriteria: ["every attached file is covered", "exact text and values are quoted"],
       dependencies: [],
@@ -69,6 +70,13 @@ export async function routeAttachments(
       { type: "text", text: `[${names.join(", ")}: read by the ${specialist.name} agent (run ${outcome.childRunId}), whose report follows]\n${report}` },
     ],
   };
+}
+
+/** How much of the task the specialist is shown (text attachments can be long). */
+const MAX_TASK_CHARS = 4_000;
+
+function cut(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
 }
 
 function textOf(message: Message): string {

@@ -6,6 +6,7 @@
  * model cannot read (by its declared capabilities) is routed to a specialist child whose model
  * can — preferring an agent named `vision` — and its report replaces the media.
  */
+import { statSync } from "node:fs";
 import type { AgentProfile, EffectiveConfig, ResolvedModel } from "../config/schema.ts";
 import { isSecretLikePath } from "../policy/secret-paths.ts";
 import { openChecked, readHead } from "../security/files.ts";
@@ -34,6 +35,8 @@ export function mentionedPaths(task: string): string[] {
 }
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
+/** The most text one attached file adds to the prompt (as much as a `read` shows at once). */
+export const MAX_TEXT_ATTACHMENT_CHARS = 50_000;
 
 /** Reads one attachment; throws a message for the user when it cannot be attached. */
 function load(roots: Roots, requested: string, maxBytes: number): Attachment {
@@ -52,12 +55,15 @@ function load(roots: Roots, requested: string, maxBytes: number): Attachment {
     if (kind) return { shown, media: { type: "file", mediaType: kind.mediaType, data: Buffer.from(bytes).toString("base64"), filename: name } };
     if (!looksBinary(bytes)) {
       try {
-        return { shown, text: utf8.decode(bytes) };
+        const text = utf8.decode(bytes);
+        // Text goes into every request of the run: bounded like a `read`, the rest left to `read`.
+        return { shown, text: text.length > MAX_TEXT_ATTACHMENT_CHARS ? `${text.slice(0, MAX_TEXT_ATTACHMENT_CHARS)}\n… (cut at ${MAX_TEXT_ATTACHMENT_CHARS} of ${text.length} characters; read ${shown} for the rest)` : text };
       } catch {
-        // not UTF-8: binary content below
+        // not UTF-8: refused below
       }
     }
-    return { shown, media: { type: "file", mediaType: "application/octet-stream", data: Buffer.from(bytes).toString("base64"), filename: name } };
+    // Providers take images, audio, PDFs and text; other binary content would fail at the provider.
+    throw new Error(`${shown} is binary content other than an image, audio or PDF; only those and text files can be attached`);
   } finally {
     opened.close();
   }
@@ -84,18 +90,25 @@ export function resolveAttachments(roots: Roots, explicit: readonly string[], ta
     }
   }
   for (const path of mentionedPaths(task)) {
+    // A mention of anything but an existing regular file inside the roots is just text (`@types/node`,
+    // a file the task asks to create); a real file that cannot be attached is an error to see.
     const checked = resolveInRoots(roots, path, "read");
-    if (!checked.ok) continue;
+    if (!checked.ok || !isRegularFile(checked.value.path)) continue;
     try {
       add(load(roots, path, maxBytes));
     } catch (error) {
-      // A mention of something that is not an attachable file is just text; a real file that
-      // cannot be attached (too large, a secret) is an error the user should see.
-      if (/not a regular file|no such file|ENOENT|does not exist/i.test((error as Error).message)) continue;
       throw new UsageError(`@${path}: ${(error as Error).message}`);
     }
   }
   return attachments;
+}
+
+function isRegularFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /** The capabilities the media need that `model` does not declare. */
@@ -110,7 +123,9 @@ export function missingCapabilities(attachments: readonly Attachment[], model: R
  * before any request) when there is none.
  */
 export function mediaSpecialist(config: EffectiveConfig, agent: AgentProfile, model: ResolvedModel, missing: readonly string[]): AgentProfile {
-  const targets = [...agent.canDelegateTo].sort((a, b) => (a === "vision" ? -1 : b === "vision" ? 1 : 0));
+  // `vision` first, then agents that cannot change anything (a report is all that is wanted).
+  const rank = (name: string) => (name === "vision" ? 0 : config.agents[name]?.tools.some((tool) => tool === "write" || tool === "run") ? 2 : 1);
+  const targets = [...agent.canDelegateTo].sort((a, b) => rank(a) - rank(b));
   for (const name of targets) {
     const candidate = config.agents[name];
     const candidateModel = candidate ? config.models[candidate.model] : undefined;

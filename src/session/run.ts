@@ -88,6 +88,8 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
     readOnlyDirs: sourced.readRoots,
     // zero's own state and configuration (trust records!) are never tool-reachable.
     privateDirs: [stateDir(request.env), configDir(request.env)],
+    // …except zero's own skills directory, where a skill package's read-only root may open.
+    privateReadable: [join(configDir(request.env), "skills")],
   });
   // Files the prompt brings (only a root run reads mentions: a child's task is the model's text).
   const attachments = [
@@ -352,7 +354,14 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
       for (const notice of sourced.notices) emit({ type: "notice", ...notice });
       await lifecycle?.start();
       // The specialist reads what the model cannot; its report stands in for the media.
-      if (specialist) history[history.length - 1] = await routeAttachments(history.at(-1)!, specialist, attachments, model, delegation!, controller.signal);
+      if (specialist) {
+        try {
+          history[history.length - 1] = await routeAttachments(history.at(-1)!, specialist, attachments, model, delegation!, controller.signal);
+        } catch (error) {
+          // Cancelled or out of time meanwhile: the loop ends the run as that (it makes no request).
+          if (!controller.signal.aborted) throw error;
+        }
+      }
       const result = workflow
         ? await coordinate(workflow, history)
         : await runLoop({

@@ -83,7 +83,7 @@ test("files with spaces by quoted mention; attachments outside the roots, oversi
   writeFileSync(join(sandbox.root, "outside.png"), PNG);
   const outside = await runZero(["run", "--attach", join(sandbox.root, "outside.png"), "x"], { sandbox });
   expect(outside.code).toBe(2);
-  expect(outside.stderr).toContain("--attach");
+  expect(outside.stderr).toContain(`--attach ${join(sandbox.root, "outside.png")}: Access denied`);
   writeFileSync(join(sandbox.workspace, "big.png"), Buffer.concat([PNG, Buffer.alloc(100)]));
   const big = await runZero(["run", "--attach", "big.png", "x"], { sandbox });
   expect(big.code).toBe(2);
@@ -108,4 +108,26 @@ test("no agent whose model reads the media: the run fails before any model call"
   expect(flash.code).toBe(2);
   expect(flash.stderr).toContain("no child run is possible here at --depth flash");
   expect(fake.requests).toHaveLength(0);
+});
+
+test("mentions of what is not an existing file stay text; other binary files are refused; long text is cut", async () => {
+  writeFileSync(join(sandbox.workspace, "types"), "a file, not a directory\n");
+  writeFileSync(join(sandbox.workspace, "app.wasm"), Buffer.from([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00]));
+  writeFileSync(join(sandbox.workspace, "big.txt"), "x".repeat(60_000));
+  sandbox.writeUserConfig(fakeConfig(fake.url));
+  fake.script([{ text: "ok" }, { text: "ok" }]);
+  // A file the task asks to create (secret-looking or not) and a path through a file are just text.
+  const text = await runZero(["run", "create @.env.local with FOO=1 and upgrade @types/node"], { sandbox });
+  expect(text.code, text.stderr).toBe(0);
+  expect(userText(fake.requests[0]!.body)).toBe("create @.env.local with FOO=1 and upgrade @types/node");
+
+  const binary = await runZero(["run", "--attach", "app.wasm", "x"], { sandbox });
+  expect(binary.code).toBe(2);
+  expect(binary.stderr).toContain("app.wasm is binary content other than an image, audio or PDF");
+
+  const long = await runZero(["run", "summarize @big.txt"], { sandbox });
+  expect(long.code, long.stderr).toBe(0);
+  const sent = userText(fake.requests[1]!.body);
+  expect(sent).toContain("(cut at 50000 of 60000 characters; read big.txt for the rest)");
+  expect(sent.length).toBeLessThan(51_000);
 });

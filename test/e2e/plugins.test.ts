@@ -304,3 +304,21 @@ test("the example plugin (examples/plugins/command-guard.ts): blocks rm -rf befo
   expect(answers.call_rm).toBe(`blocked: recursive forced deletes are not allowed by the command-guard plugin (plugin ${EXAMPLE})`);
   expect(answers.call_count).toBe("3 words, 2 lines, 13 characters");
 });
+
+test("a hook that never settles after the run is given up after its bound; a returned call whose getter throws blocks the call", async () => {
+  const file = writePlugin(
+    "stuck",
+    `export default definePlugin({ hooks: {
+  afterRun: () => new Promise(() => {}),
+  beforeTool: () => ({ get tool(): string { throw new Error("getter trap"); } }),
+} });`,
+  );
+  configWith([file]);
+  fake.script([{ toolCalls: [{ name: "read", args: { path: "README.md" }, id: "call_read" }] }, { text: "done" }]);
+  const result = await runZero(["run", "x"], { sandbox, timeoutMs: 20_000 });
+  expect(result.code).toBe(0);
+  expect(result.stdout).toBe("done\n");
+  expect(result.stderr).toContain("afterRun failed: afterRun did not finish within 5000 ms");
+  expect(toolResults(fake.requests[1]!).call_read).toContain("getter trap");
+  expect(result.ms).toBeLessThan(15_000);
+}, 30_000);
