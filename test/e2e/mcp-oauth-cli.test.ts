@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { FakeProvider } from "../support/fake-provider.ts";
 import { useFakeProviderAndSandbox } from "../support/e2e-hooks.ts";
 import { fakeConfig, jsonLines, runZero, spawnZero, waitUntil, type Sandbox } from "../support/cli.ts";
-import { browse, createFakeAuthorization, freePort, printedUrl, serve, serveResourceServer } from "../../src/mcp/oauth/oauth-test-support.ts";
+import { browse, createFakeAuthorization, freePort, serve, serveResourceServer } from "../../src/mcp/oauth/oauth-test-support.ts";
 
 let fake: FakeProvider;
 let sandbox: Sandbox;
@@ -30,6 +30,9 @@ function world() {
   return { authorization, port, env: { ZERO_CLI_MCP_OAUTH_CALLBACK_PORT: String(port) } };
 }
 
+/** The authorization URL zero printed, once its whole line has arrived. */
+const urlIn = (stderr: string): string | undefined => /open this URL in a browser:\n(https?:\/\/\S+)\n/.exec(stderr)?.[1];
+
 test("zero mcp login signs in through the loopback callback; list, a run and logout use the stored tokens", async () => {
   const { authorization, port, env } = world();
   const store = join(sandbox.configDir, "mcp-oauth.json");
@@ -40,8 +43,8 @@ test("zero mcp login signs in through the loopback callback; list, a run and log
   expect(JSON.parse(before.stdout).servers[0].problem).toContain("zero mcp login issues");
 
   const login = spawnZero(["mcp", "login", "issues"], { sandbox, env, timeoutMs: 30_000 });
-  await waitUntil("the authorization URL on stderr", () => printedUrl(login.stderrSoFar().split("\n")) !== undefined);
-  const url = new URL(printedUrl(login.stderrSoFar().split("\n"))!);
+  await waitUntil("the authorization URL on stderr", () => urlIn(login.stderrSoFar()) !== undefined);
+  const url = new URL(urlIn(login.stderrSoFar())!);
   expect(url.searchParams.get("code_challenge_method")).toBe("S256");
   expect(url.searchParams.get("redirect_uri")).toBe(`http://127.0.0.1:${port}/oauth/callback`);
   expect(url.searchParams.get("scope")).toBe("tools.read");
@@ -99,10 +102,10 @@ test("a headless run that needs a login prints the URL on stderr, waits for the 
   const { env } = world();
   fake.script([{ toolCalls: [{ name: "mcp__issues__whoami", args: {}, id: "call_who" }] }, { text: "ok" }]);
   const run = spawnZero(["run", "-y", "--json", "who am i"], { sandbox, env, timeoutMs: 30_000 });
-  await waitUntil("the authorization URL on stderr", () => printedUrl(run.stderrSoFar().split("\n")) !== undefined);
+  await waitUntil("the authorization URL on stderr", () => urlIn(run.stderrSoFar()) !== undefined);
   // No model request before the server is connected: the run waits for its agent's servers.
   expect(fake.requests).toHaveLength(0);
-  await browse(printedUrl(run.stderrSoFar().split("\n"))!);
+  await browse(urlIn(run.stderrSoFar())!);
   const done = await run.result;
   expect(done.code, done.stderr).toBe(0);
   expect(jsonLines(done.stdout).find((e) => e.type === "tool.completed")).toMatchObject({ status: "completed", output: "an authorized client" });
