@@ -8,6 +8,7 @@ Usage:
   zero run [options] [task]   run one task headlessly (task from arguments or stdin)
   zero exec [options] [prompt]  run one prompt for editors and wrappers (stream-json protocol)
   zero host                   serve the NDJSON host protocol v1 to bridge programs
+  zero acp                    serve the Agent Client Protocol (ACP) on stdio to editors
   zero sessions               list this workspace's sessions (--interrupted: interrupted runs)
   zero agents                 show the effective agent profiles
   zero mcp list|login|logout  show MCP servers and their tools; sign in to or out of one
@@ -106,6 +107,16 @@ Options:
   --reasoning-effort, --speed, --depth (see 'zero run --help').
 
 The protocol is described in docs/host-protocol.md.
+`;
+
+export const ACP_HELP = `Usage: zero acp
+
+Serves the Agent Client Protocol (ACP) on stdio for editors: JSON-RPC messages,
+one per line, on stdin and stdout; diagnostics on stderr. Each session/new opens
+a session in the directory it names, with that directory's configuration.
+Approvals are asked with session/request_permission.
+
+What is built and what is not yet is described in docs/acp.md.
 `;
 
 export const MCP_HELP = `Usage: zero mcp <action> [options]

@@ -23,6 +23,8 @@ const COMMANDS: Record<string, (io: CliIo) => number | Promise<number>> = {
   trust: trustCommand,
   mcp: mcpCommand,
   skills: skillsCommand,
+  // Loaded on use: only this command needs the ACP SDK.
+  acp: async (io) => (await import("../acp/command.ts")).acpCommand(io),
 };
 
 async function readAllStdin(): Promise<string | undefined> {

@@ -1,0 +1,47 @@
+import * as acp from "@agentclientprotocol/sdk";
+import { loadConfig } from "../../config/load.ts";
+import { VERSION } from "../../util/version.ts";
+import { parseCommandArgs } from "../cli/args.ts";
+import { ACP_HELP } from "../cli/help.ts";
+import { reportConfigNotices, type CliIo } from "../cli/io.ts";
+import { cliSessionService } from "../cli/session-access.ts";
+import { createAcpServer } from "./server.ts";
+
+/**
+ * `zero acp`: an Agent Client Protocol agent on stdio. Stdout carries only ACP NDJSON
+ * (JSON-RPC 2.0, one message a line); every diagnostic goes to stderr. The process serves until
+ * stdin ends, then cancels what still runs and exits 0.
+ */
+export async function acpCommand(io: CliIo): Promise<number> {
+  const { values } = parseCommandArgs("acp", io.argv, { help: { type: "boolean", short: "h" } }, false);
+  if (values.help) {
+    io.stdout(ACP_HELP);
+    return 0;
+  }
+  const server = createAcpServer({
+    version: VERSION,
+    log: io.stderr,
+    openWorkspace(workspace) {
+      // Config for that directory; an untrusted project config is ignored (and said so on stderr).
+      const loaded = loadConfig({ workspace, env: io.env });
+      reportConfigNotices(io, loaded);
+      const built = cliSessionService(io, loaded, { workspace, extraDirs: [], overrides: {}, surface: "acp", interactive: true });
+      return { service: built.service, close: built.close };
+    },
+  });
+  const decoder = new TextDecoder();
+  const output = new WritableStream<Uint8Array>({
+    write(chunk) {
+      io.stdout(decoder.decode(chunk, { stream: true }));
+    },
+  });
+  const connection = server.app.connect(acp.ndJsonStream(output, Bun.stdin.stream()));
+  let interrupted = false;
+  io.onInterrupt(() => {
+    interrupted = true;
+    connection.close();
+  });
+  await connection.closed;
+  await server.shutdown();
+  return interrupted ? 130 : 0;
+}

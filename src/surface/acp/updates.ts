@@ -1,0 +1,136 @@
+import { isAbsolute, resolve } from "node:path";
+import type * as acp from "@agentclientprotocol/sdk";
+import { isChildEvent, type EventOf, type Operation, type RuntimeEvent, type StopReason } from "../../protocol/events.ts";
+
+/**
+ * The ACP translator: one internal runtime event → the `session/update`s a client sees.
+ * Pure: the server sends what this returns, in order. Child runs of a delegate call are not
+ * shown on their own (the client sees the delegate call and its result), as on stream-json.
+ */
+export function updatesFor(event: RuntimeEvent, cwd: string): acp.SessionUpdate[] {
+  if (isChildEvent(event)) return [];
+  switch (event.type) {
+    case "message.delta":
+      return event.text === "" ? [] : [{ sessionUpdate: "agent_message_chunk", content: { type: "text", text: event.text } }];
+    case "reasoning.delta":
+      return event.text === "" ? [] : [{ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: event.text } }];
+    case "tool.requested":
+      return [toolCall(event, cwd)];
+    case "tool.started":
+      return [{ sessionUpdate: "tool_call_update", toolCallId: event.callId, status: "in_progress" }];
+    case "tool.completed":
+      return [toolCallDone(event)];
+    case "plan.updated":
+      return [{ sessionUpdate: "plan", entries: event.items.map((item) => ({ content: item.content, status: item.status, priority: "medium" })) }];
+    default:
+      return [];
+  }
+}
+
+const PATH_OPERATIONS: ReadonlySet<Operation> = new Set(["read", "read-secret", "write-edit", "write-delete", "write-move", "write-sensitive"]);
+const SEARCH_TOOLS: ReadonlySet<string> = new Set(["find", "grep", "search", "web_search"]);
+
+/** The ACP tool kind from what policy says the call does. */
+export function toolKind(tool: string, operation: Operation | null): acp.ToolKind {
+  if (SEARCH_TOOLS.has(tool)) return "search";
+  switch (operation) {
+    case "read":
+    case "read-secret":
+      return "read";
+    case "write-edit":
+    case "write-sensitive":
+      return "edit";
+    case "write-delete":
+      return "delete";
+    case "write-move":
+      return "move";
+    case "execute":
+      return "execute";
+    case "network":
+      return "fetch";
+    default:
+      return "other";
+  }
+}
+
+/** The absolute path a file operation's target names (relative ones are of the workspace); never a URL. */
+export function pathTarget(operation: Operation | null, target: string | null | undefined, cwd: string): string | undefined {
+  if (!target || operation === null || !PATH_OPERATIONS.has(operation) || target.includes("://")) return undefined;
+  return isAbsolute(target) ? target : resolve(cwd, target);
+}
+
+function toolCall(event: EventOf<"tool.requested">, cwd: string): acp.SessionUpdate {
+  const path = pathTarget(event.operation, event.target, cwd);
+  const target = event.target ?? undefined;
+  return {
+    sessionUpdate: "tool_call",
+    toolCallId: event.callId,
+    title: target ? `${event.tool}: ${oneLine(target)}` : event.tool,
+    kind: toolKind(event.tool, event.operation),
+    status: "pending",
+    rawInput: event.input as Record<string, unknown>,
+    ...(path ? { locations: [{ path }] } : {}),
+  };
+}
+
+function toolCallDone(event: EventOf<"tool.completed">): acp.SessionUpdate {
+  const content: acp.ToolCallContent[] = [];
+  if (event.output !== "") content.push({ type: "content", content: { type: "text", text: event.output } });
+  // Our diff is unified text; ACP's diff content wants whole old/new texts, which we do not keep.
+  if (event.diff) content.push({ type: "content", content: { type: "text", text: "```diff\n" + event.diff + (event.diff.endsWith("\n") ? "" : "\n") + "```" } });
+  return {
+    sessionUpdate: "tool_call_update",
+    toolCallId: event.callId,
+    status: event.status === "completed" ? "completed" : "failed",
+    content,
+    rawOutput: { status: event.status, truncated: event.truncated },
+  };
+}
+
+function oneLine(text: string): string {
+  const line = text.replace(/\s+/g, " ").trim();
+  return line.length > 120 ? `${line.slice(0, 117)}...` : line;
+}
+
+/** The ACP stop reason of a finished run; undefined when the run failed (answered as an error). */
+export function stopReasonFor(status: "completed" | "failed" | "limit" | "cancelled", reason: StopReason | null): acp.StopReason | undefined {
+  if (status === "cancelled" || reason === "cancelled") return "cancelled";
+  if (reason === "refusal") return "refusal";
+  if (status === "completed") return "end_turn";
+  if (status === "limit") return reason === "max_steps" || reason === "max_tool_calls" ? "max_turn_requests" : "max_tokens";
+  return undefined;
+}
+
+/** The permission options every approval offers, and the answer each one means. */
+export const PERMISSION_OPTIONS: acp.PermissionOption[] = [
+  { optionId: "allow-once", name: "Allow once", kind: "allow_once" },
+  { optionId: "allow-always", name: "Allow always (this session)", kind: "allow_always" },
+  { optionId: "reject-once", name: "Reject", kind: "reject_once" },
+];
+
+/** A client's permission outcome → the service's answer; anything but an allow option is a denial. */
+export function answerFor(response: acp.RequestPermissionResponse | undefined): "once" | "always" | "deny" {
+  const outcome = response?.outcome;
+  if (outcome?.outcome !== "selected") return "deny";
+  if (outcome.optionId === "allow-once") return "once";
+  if (outcome.optionId === "allow-always") return "always";
+  return "deny";
+}
+
+/** The permission request for an approval the session waits on (its callId is the tool call's id). */
+export function permissionRequest(sessionId: string, event: { callId: string; tool: string; operation: Operation; target?: string; reason: string }, cwd: string): acp.RequestPermissionRequest {
+  const target = event.target;
+  const path = pathTarget(event.operation, target, cwd);
+  return {
+    sessionId,
+    toolCall: {
+      toolCallId: event.callId,
+      title: target ? `${event.tool}: ${oneLine(target)}` : event.tool,
+      kind: toolKind(event.tool, event.operation),
+      status: "pending",
+      content: [{ type: "content", content: { type: "text", text: event.reason } }],
+      ...(path ? { locations: [{ path }] } : {}),
+    },
+    options: PERMISSION_OPTIONS,
+  };
+}

@@ -1,0 +1,280 @@
+import { expect, test } from "bun:test";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import * as acp from "@agentclientprotocol/sdk";
+import type { FakeProvider } from "../support/fake-provider.ts";
+import { useFakeProviderAndSandbox } from "../support/e2e-hooks.ts";
+import { fakeConfig, waitUntil, ZERO_BIN, type Sandbox } from "../support/cli.ts";
+
+let fake: FakeProvider;
+let sandbox: Sandbox;
+
+useFakeProviderAndSandbox({ fake: (f) => (fake = f), sandbox: (s) => (sandbox = s) }, { userConfig: false });
+
+type Agent = Awaited<ReturnType<typeof startAgent>>;
+
+/** `zero acp` as an editor runs it, driven by the SDK's client side; raw stdout kept line by line. */
+async function startAgent(answer: (request: acp.RequestPermissionRequest) => acp.RequestPermissionResponse) {
+  const proc = Bun.spawn([ZERO_BIN, "acp"], { cwd: sandbox.workspace, env: sandbox.env, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+  const [forClient, forRecord] = proc.stdout.tee();
+  let raw = "";
+  const recorded = (async () => {
+    const decoder = new TextDecoder();
+    for await (const chunk of forRecord) raw += decoder.decode(chunk, { stream: true });
+  })();
+  let stderr = "";
+  const stderrDone = (async () => {
+    const decoder = new TextDecoder();
+    for await (const chunk of proc.stderr) stderr += decoder.decode(chunk, { stream: true });
+  })();
+  const updates: acp.SessionNotification[] = [];
+  const permissions: acp.RequestPermissionRequest[] = [];
+  const input = new WritableStream<Uint8Array>({
+    write(chunk) {
+      proc.stdin.write(chunk);
+      proc.stdin.flush();
+    },
+    close() {
+      proc.stdin.end();
+    },
+  });
+  const connection = acp
+    .client({ name: "zero-acp-test" })
+    .onNotification(acp.methods.client.session.update, ({ params }) => {
+      updates.push(params);
+    })
+    .onRequest(acp.methods.client.session.requestPermission, ({ params }) => {
+      permissions.push(params);
+      return answer(params);
+    })
+    .connect(acp.ndJsonStream(input, forClient));
+  return {
+    proc,
+    agent: connection.agent,
+    updates,
+    permissions,
+    raw: () => raw,
+    stderr: () => stderr,
+    /** Writes bytes straight to the agent's stdin (a malformed frame). */
+    writeRaw(text: string) {
+      proc.stdin.write(text);
+      proc.stdin.flush();
+    },
+    async stop() {
+      connection.close();
+      proc.stdin.end();
+      const code = await proc.exited;
+      await recorded;
+      await stderrDone;
+      return code;
+    },
+  };
+}
+
+function textOf(updates: acp.SessionNotification[], kind: "agent_message_chunk" | "agent_thought_chunk"): string {
+  return updates
+    .map((n) => n.update)
+    .filter((u) => u.sessionUpdate === kind)
+    .map((u) => ((u as { content: { type: string; text?: string } }).content.text ?? ""))
+    .join("");
+}
+
+async function initialize(a: Agent) {
+  return a.agent.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
+}
+
+async function newSession(a: Agent): Promise<string> {
+  const created = await a.agent.request(acp.methods.agent.session.new, { cwd: sandbox.workspace, mcpServers: [] });
+  return created.sessionId;
+}
+
+function prompt(a: Agent, sessionId: string, text: string) {
+  return a.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] });
+}
+
+/** Every stdout line is one JSON-RPC 2.0 message: nothing else ever reaches the protocol stream. */
+function expectOnlyJsonRpc(raw: string): Array<Record<string, any>> {
+  const lines = raw.split("\n").filter((line) => line !== "");
+  expect(lines.length).toBeGreaterThan(0);
+  return lines.map((line) => {
+    const message = JSON.parse(line);
+    expect(message.jsonrpc).toBe("2.0");
+    return message;
+  });
+}
+
+test("acp: initialize, stream a turn, run a tool with allow-always, reuse it, cancel mid-run", async () => {
+  sandbox.writeUserConfig(fakeConfig(fake.url));
+  const a = await startAgent(() => ({ outcome: { outcome: "selected", optionId: "allow-always" } }));
+  try {
+    const init = await initialize(a);
+    expect(init.agentInfo).toMatchObject({ name: "zero-cli" });
+    expect(typeof init.agentInfo?.version).toBe("string");
+    expect(init.agentCapabilities).toMatchObject({
+      loadSession: false,
+      promptCapabilities: { image: false, audio: false, embeddedContext: true },
+      mcpCapabilities: { http: false, sse: false },
+    });
+    const sessionId = await newSession(a);
+
+    // 1. Text and reasoning stream as message and thought chunks; the turn ends end_turn.
+    fake.script([{ reasoning: ["Let me ", "think"], text: ["Hel", "lo ", "there"] }]);
+    expect(await prompt(a, sessionId, "say hello")).toMatchObject({ stopReason: "end_turn" });
+    await waitUntil("the streamed text", () => textOf(a.updates, "agent_message_chunk") === "Hello there");
+    expect(textOf(a.updates, "agent_thought_chunk")).toBe("Let me think");
+    expect(a.updates.every((n) => n.sessionId === sessionId)).toBe(true);
+
+    // 2. A `run` call needs approval in ask mode: the client is asked, answers allow-always.
+    const command = "echo hi > made-by-run && echo done";
+    const runCall = { toolCalls: [{ name: "run", args: { command }, id: "call_run" }] };
+    fake.script([runCall, { text: "ran it" }]);
+    expect(await prompt(a, sessionId, "make a file")).toMatchObject({ stopReason: "end_turn" });
+    expect(existsSync(join(sandbox.workspace, "made-by-run"))).toBe(true);
+    expect(a.permissions).toHaveLength(1);
+    expect(a.permissions[0]!.sessionId).toBe(sessionId);
+    expect(a.permissions[0]!.toolCall.toolCallId).toBe("call_run");
+    expect(a.permissions[0]!.options.map((o) => [o.optionId, o.kind])).toEqual([
+      ["allow-once", "allow_once"],
+      ["allow-always", "allow_always"],
+      ["reject-once", "reject_once"],
+    ]);
+    await waitUntil("the tool call's result", () => a.updates.some((n) => n.update.sessionUpdate === "tool_call_update" && n.update.status === "completed"));
+    const call = a.updates.map((n) => n.update).find((u) => u.sessionUpdate === "tool_call")!;
+    expect(call).toMatchObject({ toolCallId: "call_run", kind: "execute", status: "pending" });
+    expect((call as { title: string }).title).toContain("echo hi");
+    const done = a.updates.map((n) => n.update).find((u) => u.sessionUpdate === "tool_call_update" && u.status === "completed") as acp.ToolCallUpdate;
+    expect(JSON.stringify(done.content)).toContain("exit code 0");
+    expect(JSON.stringify(done.content)).toContain("done");
+
+    // 3. The same command again: the session's "always" covers it, nobody is asked.
+    fake.script([{ ...runCall, toolCalls: [{ ...runCall.toolCalls[0]!, id: "call_run2" }] }, { text: "again" }]);
+    expect(await prompt(a, sessionId, "again")).toMatchObject({ stopReason: "end_turn" });
+    expect(a.permissions).toHaveLength(1);
+    await waitUntil("the reused call's result", () => a.updates.some((n) => n.update.sessionUpdate === "tool_call_update" && n.update.toolCallId === "call_run2" && n.update.status === "completed"));
+    const toolAnswer = fake.requests.at(-1)!.body.messages.filter((m: any) => m.role === "tool").at(-1);
+    expect(toolAnswer.content).toContain("exit code 0");
+
+    // 3b. A read and an edit: kinds and locations from the call's target; the edit's diff is shown.
+    const readme = join(sandbox.workspace, "README.md");
+    const edit = { operation: "edit", path: "README.md", oldText: "The answer is 42.", newText: "The answer is 43." };
+    fake.script([{ toolCalls: [{ name: "read", args: { path: "README.md" }, id: "call_read" }, { name: "write", args: edit, id: "call_edit" }] }, { text: "edited" }]);
+    expect(await prompt(a, sessionId, "edit the readme")).toMatchObject({ stopReason: "end_turn" });
+    expect(a.permissions.map((p) => p.toolCall.toolCallId)).toEqual(["call_run", "call_edit"]);
+    await waitUntil("the edit's result", () => a.updates.some((n) => n.update.sessionUpdate === "tool_call_update" && n.update.toolCallId === "call_edit" && n.update.status === "completed"));
+    const calls = a.updates.map((n) => n.update).filter((u) => u.sessionUpdate === "tool_call") as acp.ToolCall[];
+    expect(calls.find((c) => c.toolCallId === "call_read")).toMatchObject({ kind: "read", locations: [{ path: readme }] });
+    expect(calls.find((c) => c.toolCallId === "call_edit")).toMatchObject({ kind: "edit", locations: [{ path: readme }] });
+    const edited = a.updates.map((n) => n.update).find((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === "call_edit" && u.status === "completed");
+    expect(JSON.stringify(edited)).toContain("+The answer is 43.");
+
+    // 4. session/cancel while the model stalls: the prompt answers cancelled promptly.
+    fake.script([{ kind: "stall" }]);
+    const before = fake.requests.length;
+    const stalled = prompt(a, sessionId, "take forever");
+    await fake.waitForRequests(before + 1);
+    const cancelledAt = performance.now();
+    await a.agent.notify(acp.methods.agent.session.cancel, { sessionId });
+    expect(await stalled).toMatchObject({ stopReason: "cancelled" });
+    expect(performance.now() - cancelledAt).toBeLessThan(5_000);
+
+    // 5. The session still serves after a cancel; a refusal is stopReason refusal.
+    fake.script([{ refusal: "I will not do that" }]);
+    expect(await prompt(a, sessionId, "do something bad")).toMatchObject({ stopReason: "refusal" });
+  } finally {
+    expect(await a.stop()).toBe(0);
+  }
+  expectOnlyJsonRpc(a.raw());
+}, 60_000);
+
+test("acp: a rejected permission denies the call; resource links and embedded text reach the model", async () => {
+  sandbox.writeUserConfig(fakeConfig(fake.url));
+  const a = await startAgent(() => ({ outcome: { outcome: "selected", optionId: "reject-once" } }));
+  try {
+    await initialize(a);
+    const sessionId = await newSession(a);
+    const todo = { name: "todo", args: { items: [{ content: "write the file", status: "in_progress" }] }, id: "call_todo" };
+    fake.script([{ toolCalls: [todo, { name: "run", args: { command: "touch denied-file" }, id: "call_x" }] }, { text: "ok" }]);
+    const answer = await a.agent.request(acp.methods.agent.session.prompt, {
+      sessionId,
+      prompt: [
+        { type: "text", text: "look at these" },
+        { type: "resource_link", uri: "file:///tmp/linked.txt", name: "linked.txt" },
+        { type: "resource", resource: { uri: "file:///tmp/embedded.md", text: "EMBEDDED BODY 7731" } },
+      ],
+    });
+    expect(answer.stopReason).toBe("end_turn");
+    expect(a.permissions).toHaveLength(1);
+    expect(existsSync(join(sandbox.workspace, "denied-file"))).toBe(false);
+    const task = JSON.stringify(fake.requests[0]!.body.messages.filter((m: any) => m.role === "user"));
+    expect(task).toContain("look at these");
+    expect(task).toContain("file:///tmp/linked.txt");
+    expect(task).toContain("EMBEDDED BODY 7731");
+    await waitUntil("the denied call's update", () => a.updates.some((n) => n.update.sessionUpdate === "tool_call_update" && n.update.status === "failed"));
+    // The todo ledger is the client's plan.
+    const plan = a.updates.map((n) => n.update).find((u) => u.sessionUpdate === "plan");
+    expect(plan).toMatchObject({ entries: [{ content: "write the file", status: "in_progress", priority: "medium" }] });
+  } finally {
+    expect(await a.stop()).toBe(0);
+  }
+  expectOnlyJsonRpc(a.raw());
+}, 60_000);
+
+test("acp: malformed frames, bad params, unknown sessions and methods get JSON-RPC errors; the server keeps serving", async () => {
+  sandbox.writeUserConfig(fakeConfig(fake.url));
+  const a = await startAgent(() => ({ outcome: { outcome: "cancelled" } }));
+  try {
+    a.writeRaw("{this is not json\n");
+    await waitUntil("the parse error", () => a.raw().includes("-32700"));
+    // The next request is served as if nothing happened.
+    expect((await initialize(a)).agentInfo?.name).toBe("zero-cli");
+
+    const relative = a.agent.request(acp.methods.agent.session.new, { cwd: "relative/dir", mcpServers: [] });
+    await expect(relative).rejects.toMatchObject({ code: -32602 });
+    await expect(a.agent.request(acp.methods.agent.session.new, { cwd: join(sandbox.root, "missing"), mcpServers: [] })).rejects.toMatchObject({ code: -32602 });
+    await expect(prompt(a, "no-such-session", "hi")).rejects.toMatchObject({ code: -32602 });
+    await expect(a.agent.request("session/load", { sessionId: "x", cwd: sandbox.workspace, mcpServers: [] })).rejects.toMatchObject({ code: -32601 });
+
+    // session/close releases the session: prompting it afterwards is an unknown session.
+    const sessionId = await newSession(a);
+    await a.agent.request(acp.methods.agent.session.close, { sessionId });
+    await expect(prompt(a, sessionId, "hi")).rejects.toMatchObject({ code: -32602 });
+
+    // Content that is not advertised (images) is refused, naming what is supported.
+    const image = a.agent.request(acp.methods.agent.session.prompt, { sessionId: await newSession(a), prompt: [{ type: "image", data: "AAAA", mimeType: "image/png" }] });
+    await expect(image).rejects.toMatchObject({ code: -32602 });
+
+    // Still serving: a fresh session runs a turn.
+    fake.script([{ text: "still here" }]);
+    expect(await prompt(a, await newSession(a), "hello?")).toMatchObject({ stopReason: "end_turn" });
+  } finally {
+    expect(await a.stop()).toBe(0);
+  }
+  const messages = expectOnlyJsonRpc(a.raw());
+  expect(messages.some((m) => m.error?.code === -32700 && m.id === null)).toBe(true);
+}, 60_000);
+
+test("acp: session/new loads the config of its cwd; an untrusted project config is ignored, a trusted one used", async () => {
+  sandbox.writeUserConfig(fakeConfig(fake.url));
+  // A project config that would send another model name to the same provider.
+  const project = { version: 2, models: { proj: { provider: "fake", model: "project-model-1", capabilities: ["text", "tools"] } }, agents: { build: { model: "proj" } } };
+  sandbox.writeProjectConfig(project);
+  const turn = async () => {
+    const a = await startAgent(() => ({ outcome: { outcome: "cancelled" } }));
+    try {
+      await initialize(a);
+      fake.script([{ text: "answered" }]);
+      expect(await prompt(a, await newSession(a), "hi")).toMatchObject({ stopReason: "end_turn" });
+    } finally {
+      expect(await a.stop()).toBe(0);
+    }
+    expectOnlyJsonRpc(a.raw());
+    return { model: fake.requests.at(-1)!.body.model as string, stderr: a.stderr(), raw: a.raw() };
+  };
+  const untrusted = await turn();
+  expect(untrusted.model).toBe("fake-1");
+  expect(untrusted.stderr).toContain("ignoring untrusted project config");
+  expect(untrusted.raw).not.toContain("untrusted");
+
+  expect(Bun.spawnSync([ZERO_BIN, "trust"], { cwd: sandbox.workspace, env: sandbox.env }).exitCode).toBe(0);
+  expect((await turn()).model).toBe("project-model-1");
+}, 60_000);
