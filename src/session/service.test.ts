@@ -191,3 +191,20 @@ test("compact() asks for a compaction before the next turn's first request; the 
   expect(JSON.stringify(fake.requests[4]!.body.messages)).toContain("TASK FROM CHECKPOINT");
   sessions.shutdownSync();
 });
+
+test("onApprovalPending tells a surface when an approval waits, with what pendingApprovals lists; answering it lets the call run", async () => {
+  const sessions = service({ interactive: true });
+  const session = sessions.open({ kind: "new" });
+  const seen: string[] = [];
+  const stop = session.onApprovalPending((pending) => {
+    seen.push(`${pending.tool} ${pending.target}`);
+    expect(session.pendingApprovals().map((p) => p.callId)).toContain(pending.callId);
+    session.answerApproval(pending.callId, "once");
+  });
+  fake.script([{ toolCalls: [write("pending.txt", "yes")] }, { text: "done" }]);
+  expect((await session.send("write it").done).exitCode).toBe(0);
+  expect(seen).toEqual(["write pending.txt"]);
+  expect(readFileSync(join(sandbox.workspace, "pending.txt"), "utf8")).toBe("yes");
+  stop();
+  session.close();
+});

@@ -81,6 +81,8 @@ export type Session = {
   answerApproval(callId: string, answer: ApprovalAnswer): boolean;
   /** Approval requests waiting for an answer (interactive sessions). */
   pendingApprovals(): PendingApproval[];
+  /** Called with each approval request once it waits for `answerApproval` (interactive sessions); returns the unsubscribe. */
+  onApprovalPending(listener: (request: PendingApproval) => void): () => void;
   /** Compacts the conversation before the next turn's first request (the TUI's /compact; ACP). */
   compact(): void;
   /** Cancels the running turn and every queued one. */
@@ -179,11 +181,20 @@ export function createSessionService(options: SessionServiceOptions) {
       }
     };
     const waiting = new Map<string, { request: PendingApproval; resolve: (answer: ApprovalAnswer) => void }>();
+    const pendingListeners = new Set<(request: PendingApproval) => void>();
     const responder: ApprovalResponder | undefined = options.interactive
       ? (request, signal) =>
           new Promise<ApprovalAnswer>((resolve, reject) => {
             if (signal.aborted) return reject(new Error("cancelled"));
-            waiting.set(request.callId, { request: { ...request, sessionId: id }, resolve });
+            const pending = { ...request, sessionId: id };
+            waiting.set(request.callId, { request: pending, resolve });
+            for (const listener of pendingListeners) {
+              try {
+                listener(pending);
+              } catch {
+                // the listener's own problem
+              }
+            }
             signal.addEventListener("abort", () => {
               waiting.delete(request.callId);
               reject(new Error("cancelled"));
@@ -325,6 +336,10 @@ export function createSessionService(options: SessionServiceOptions) {
         return true;
       },
       pendingApprovals: () => [...waiting.values()].map((entry) => entry.request),
+      onApprovalPending(listener) {
+        pendingListeners.add(listener);
+        return () => pendingListeners.delete(listener);
+      },
       compact() {
         compactNext = true;
       },

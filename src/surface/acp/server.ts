@@ -2,7 +2,7 @@ import { statSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import { isChildEvent, type RuntimeEvent } from "../../protocol/events.ts";
-import { RunCancelledBeforeStart, type Session, type SessionService } from "../../session/service.ts";
+import { RunCancelledBeforeStart, type PendingApproval, type Session, type SessionService } from "../../session/service.ts";
 import { canonicalPath } from "../../util/paths.ts";
 import { errorMessage } from "../../util/errors.ts";
 import { promptText } from "./prompt.ts";
@@ -18,9 +18,6 @@ export type AcpServerOptions = {
   /** Diagnostics for people: stderr. Never the protocol stream. */
   log(line: string): void;
 };
-
-/** How often a running turn looks for approvals waiting for an answer (ms). */
-const APPROVAL_POLL_MS = 25;
 
 type Entry = {
   session: Session;
@@ -77,33 +74,31 @@ export function createAcpServer(options: AcpServerOptions) {
     };
     let failure: string | undefined;
     const asked = new Set<string>();
-    const askPending = () => {
-      for (const pending of entry.session.pendingApprovals()) {
-        if (asked.has(pending.callId)) continue;
-        asked.add(pending.callId);
-        const request = permissionRequest(sessionId, pending, entry.workspace);
-        // After the updates before it (the tool call it is about), never holding later ones back.
-        void outgoing
-          .then(() => client.request(acp.methods.client.session.requestPermission, request))
-          .then(
-            (response) => answerFor(response),
-            (error) => {
-              options.log(`zero acp: session/request_permission failed (denied): ${errorMessage(error)}\n`);
-              return "deny" as const;
-            },
-          )
-          .then((answer) => entry.session.answerApproval(pending.callId, answer));
-      }
+    const ask = (pending: PendingApproval) => {
+      if (asked.has(pending.callId)) return;
+      asked.add(pending.callId);
+      const request = permissionRequest(sessionId, pending, entry.workspace);
+      // After the updates before it (the tool call it is about), never holding later ones back.
+      void outgoing
+        .then(() => client.request(acp.methods.client.session.requestPermission, request))
+        .then(
+          (response) => answerFor(response),
+          (error) => {
+            options.log(`zero acp: session/request_permission failed (denied): ${errorMessage(error)}\n`);
+            return "deny" as const;
+          },
+        )
+        .then((answer) => entry.session.answerApproval(pending.callId, answer));
     };
     const listener = (event: RuntimeEvent) => {
       for (const u of updatesFor(event, entry.workspace)) update(u);
       if (event.type === "run.failed" && !isChildEvent(event)) failure = event.error.message;
-      if (event.type === "permission.requested") queueMicrotask(askPending);
     };
+    // The service says when an approval waits for an answer: then the client is asked.
+    const stopAsking = entry.session.onApprovalPending(ask);
     entry.cancelled = false;
     const handle = entry.session.send(task, { listeners: [listener] });
     entry.running = handle;
-    const poll = setInterval(askPending, APPROVAL_POLL_MS);
     const onAbort = () => {
       entry.cancelled = true;
       handle.cancel();
@@ -122,7 +117,7 @@ export function createAcpServer(options: AcpServerOptions) {
       if (error instanceof RunCancelledBeforeStart || entry.cancelled) return { stopReason: "cancelled" };
       throw new acp.RequestError(-32603, errorMessage(error));
     } finally {
-      clearInterval(poll);
+      stopAsking();
       signal.removeEventListener("abort", onAbort);
       if (entry.running === handle) entry.running = undefined;
     }
