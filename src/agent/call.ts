@@ -3,6 +3,7 @@ import { emptyUsage, type StopReason, type ToolStatus, type Usage } from "../pro
 import type { ToolResultOutput, ToolResultPart } from "../protocol/messages.ts";
 import { evaluate } from "../policy/rules.ts";
 import type { MediaPart, RedactionSummary, ToolResult } from "../tool/define.ts";
+import { capabilityOf } from "../tool/media.ts";
 import { stableJson } from "../util/stable-json.ts";
 import type { LoopInput } from "./loop-input.ts";
 
@@ -27,18 +28,16 @@ export function learnArtifacts(text: string, known: Set<string>): void {
   for (const match of text.matchAll(ARTIFACT_REF)) known.add(match[1]!);
 }
 
-const CAPABILITY_OF = (mediaType: string) =>
-  mediaType.startsWith("image/") ? "image" : mediaType.startsWith("audio/") ? "audio" : "file";
 
 /** The model-facing output: typed media when the model takes it, a note when it does not. */
 function modelOutput(input: LoopInput, result: ToolResult): ToolResultOutput {
   if (result.status !== "completed") return { type: "error-text", value: result.output };
   const media = result.media ?? [];
   if (media.length === 0) return { type: "text", value: result.output };
-  const accepted = media.filter((m) => input.modelCapabilities.includes(CAPABILITY_OF(m.mediaType)));
+  const accepted = media.filter((m) => input.modelCapabilities.includes(capabilityOf(m.mediaType)));
   const refused = media.filter((m) => !accepted.includes(m));
   const notes = refused.map(
-    (m: MediaPart) => `[${m.mediaType} not sent: the model does not declare the "${CAPABILITY_OF(m.mediaType)}" capability]`,
+    (m: MediaPart) => `[${m.mediaType} not sent: the model does not declare the "${capabilityOf(m.mediaType)}" capability]`,
   );
   const text = [result.output, ...notes].join("\n");
   if (accepted.length === 0) return { type: "text", value: text };

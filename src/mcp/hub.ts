@@ -16,12 +16,12 @@ import { ServerConnection, type McpToolInfo } from "./connection.ts";
 import { ContentCatalogs } from "./content.ts";
 import { assignToolNames } from "./names.ts";
 import { adaptTool } from "./tool-adapter.ts";
-import { readServerEntry } from "./oauth/store.ts";
+import { hasStoredTokens } from "./oauth/store.ts";
 
-/** Whether zero holds tokens for the server (an unreadable store counts as none). */
-function hasStoredTokens(env: Env, id: string, url: string): boolean {
+/** Whether zero holds tokens for the server (an unreadable store counts as none: a login is due). */
+function tokensStored(env: Env, id: string, url: string): boolean {
   try {
-    return readServerEntry(env, id, url)?.tokens !== undefined;
+    return hasStoredTokens(env, id, url);
   } catch {
     return false;
   }
@@ -85,7 +85,7 @@ export function createMcpHub(options: McpHubOptions) {
         log: options.log,
         interactive: options.interactive,
         // Only a server that will need a login (no stored tokens) waits its turn: the others connect side by side.
-        ...(server.type === "http" && server.oauth !== false ? { serialize: <T>(work: () => Promise<T>) => (hasStoredTokens(options.env, id, server.url) ? work() : oauthTurn(work)) } : {}),
+        ...(server.type === "http" && server.oauth !== false ? { serialize: <T>(work: () => Promise<T>) => (tokensStored(options.env, id, server.url) ? work() : oauthTurn(work)) } : {}),
         ...(server.startupTimeoutMs !== undefined ? { startupTimeoutMs: server.startupTimeoutMs } : {}),
       }),
     );

@@ -6,7 +6,8 @@
 import type { AgentProfile, ResolvedModel } from "../config/schema.ts";
 import type { Message, UserMessage } from "../protocol/messages.ts";
 import type { Redactor } from "../security/redact.ts";
-import { capabilityOf, taskWithTextAttachments, type Attachment } from "./attachments.ts";
+import { capabilityOf } from "../tool/media.ts";
+import { taskWithTextAttachments, type Attachment } from "./attachments.ts";
 import type { RunDelegation } from "./delegation/types.ts";
 
 /** A report longer than this is cut before it joins the parent's context. */

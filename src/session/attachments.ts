@@ -12,16 +12,11 @@ import { isSecretLikePath } from "../policy/secret-paths.ts";
 import { openChecked, readHead } from "../security/files.ts";
 import { displayPath, resolveInRoots, type Roots } from "../security/roots.ts";
 import type { MediaPart } from "../tool/define.ts";
-import { looksBinary, sniffMedia } from "../tool/media.ts";
+import { capabilityOf, looksBinary, sniffMedia } from "../tool/media.ts";
 import { UsageError } from "../util/errors.ts";
 
 /** An attached file: typed media, or text to include in the user message. */
 export type Attachment = { shown: string; media: MediaPart } | { shown: string; text: string };
-
-/** The capability a model must declare for a media type. */
-export function capabilityOf(mediaType: string): "image" | "audio" | "file" {
-  return mediaType.startsWith("image/") ? "image" : mediaType.startsWith("audio/") ? "audio" : "file";
-}
 
 /** `@path` and `@"path with spaces"` mentions, in order, without repeats. */
 export function mentionedPaths(task: string): string[] {

@@ -28,6 +28,11 @@ export function sniffMedia(head: Uint8Array, name: string): MediaKind | undefine
   return undefined;
 }
 
+/** The capability a model must declare to receive a media type. */
+export function capabilityOf(mediaType: string): "image" | "audio" | "file" {
+  return mediaType.startsWith("image/") ? "image" : mediaType.startsWith("audio/") ? "audio" : "file";
+}
+
 /** Binary, for our purposes: a NUL byte in the first 8 KiB. */
 export function looksBinary(head: Uint8Array): boolean {
   return head.subarray(0, 8192).includes(0);

@@ -22,7 +22,7 @@ import { CALLBACK_PATH, listenForCallback, type CallbackListener } from "./callb
 import { McpAuthError } from "./errors.ts";
 import { createGuardedFetch } from "./guarded-fetch.ts";
 import { createProvider } from "./provider.ts";
-import { normalizeServerUrl, readServerEntry, removeServerEntry } from "./store.ts";
+import { hasStoredTokens, normalizeServerUrl, removeServerEntry } from "./store.ts";
 
 export type OAuthSessionOptions = {
   serverId: string;
@@ -152,7 +152,7 @@ export function createOAuthSession(options: OAuthSessionOptions): OAuthSession {
         if (listener === current) listener = undefined;
       }
     },
-    hasTokens: () => readServerEntry(env, serverId, serverUrl)?.tokens !== undefined,
+    hasTokens: () => hasStoredTokens(env, serverId, serverUrl),
     close() {
       listener?.close();
       listener = undefined;

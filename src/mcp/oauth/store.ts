@@ -143,6 +143,11 @@ function entriesOf(store: StoreFile, serverId: string): Map<string, unknown> {
   return new Map(isRecord(raw) ? Object.entries(raw) : []);
 }
 
+/** Whether tokens are stored for `serverId` at `serverUrl` (throws McpAuthError when the store cannot be read). */
+export function hasStoredTokens(env: Env, serverId: string, serverUrl: string): boolean {
+  return readServerEntry(env, serverId, serverUrl)?.tokens !== undefined;
+}
+
 /** The entry of `serverId` bound to `serverUrl`; undefined when there is none or it is not valid. */
 export function readServerEntry(env: Env, serverId: string, serverUrl: string): ServerEntry | undefined {
   const url = normalizeServerUrl(serverUrl);

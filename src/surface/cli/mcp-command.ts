@@ -55,7 +55,7 @@ async function listServers(io: CliIo, loaded: LoadedConfig, json: boolean): Prom
   const { config } = loaded;
   const ids = Object.keys(config.mcp);
   const { createMcpHub } = await import("../../mcp/hub.ts");
-  const { readServerEntry } = await import("../../mcp/oauth/store.ts");
+  const { hasStoredTokens } = await import("../../mcp/oauth/store.ts");
   // Every enabled server is tried, side by side; nobody is asked to log in from a listing.
   const hub = createMcpHub({ config, env: io.env, log: () => {}, interactive: false, servers: ids.filter((id) => config.mcp[id]!.enabled) });
   // Servers' words (their errors, stderr tails, tool names) are redacted, and sanitized for a terminal.
@@ -68,7 +68,7 @@ async function listServers(io: CliIo, loaded: LoadedConfig, json: boolean): Prom
   // An unreadable token store (a symlink, another owner, corrupt) is a problem to show, not a crash.
   const signedIn = (id: string, url: string): boolean | string => {
     try {
-      return readServerEntry(io.env, id, url)?.tokens !== undefined;
+      return hasStoredTokens(io.env, id, url);
     } catch (error) {
       return `unknown: ${errorMessage(error)}`;
     }
