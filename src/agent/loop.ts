@@ -154,8 +154,10 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
     input.emit({ type: "usage.updated", step, stepUsage: outcome.usage, usage, ...(input.pricing ? { costUsd: microToUsd(costMicro) } : {}) });
     exhausted = tokenLimit(input, usage);
     lastText = outcome.text;
-    const calls = outcome.toolCalls.map(({ callId, tool, input: args }) => ({ callId, tool, input: args }));
-    await input.hooks?.afterModel?.({ step, text: outcome.text, toolCalls: calls, finishReason: outcome.finishReason, usage: outcome.usage }, { step, usage, toolCalls: guards.toolCalls });
+    if (input.hooks?.afterModel) {
+      const calls = outcome.toolCalls.map(({ callId, tool, input: args }) => ({ callId, tool, input: args }));
+      await input.hooks.afterModel({ step, text: outcome.text, toolCalls: calls, finishReason: outcome.finishReason, usage: outcome.usage }, { step, usage, toolCalls: guards.toolCalls });
+    }
     if (outcome.refusal) {
       // A refusal is no answer: the run fails (exit 3) with the provider's explanation.
       const f = outcome.refusal.failure;
