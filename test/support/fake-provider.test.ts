@@ -239,7 +239,8 @@ describe.each(PROTOCOLS)("$name protocol", (proto) => {
     expect(r.textDeltas).toEqual(["one ", "two "]);
     const error: any = r.thrown ?? r.errors[0];
     expect(error).toBeDefined();
-    expect(String(error.message) + String(error.cause?.message)).toMatch(/ECONNRESET|closed|Failed to process/);
+    // The words vary with where the reset lands (socket, fetch body, SDK parser).
+    expect(String(error.message) + String(error.cause?.message)).toMatch(/ECONNRESET|closed|Failed to process|terminated|reset|aborted/i);
   });
 
   test("commentary is a text block of its own before the text (one stream on chat)", async () => {

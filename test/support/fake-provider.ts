@@ -287,8 +287,9 @@ export async function startFakeProvider(options: { turns?: TurnSource[]; fallbac
           }
           if (dropAt != null && sent >= dropAt) {
             // Let Bun flush what was written (it corks writes until the tick ends;
-            // error() right away would discard them, even the headers), then reset.
-            if (delay < 10) await Bun.sleep(10);
+            // error() right away would discard them, even the headers), then reset. 10 ms was
+            // not always enough on a loaded CI machine.
+            if (delay < 50) await Bun.sleep(50);
             if (!cancelled) controller.error();
             return;
           }
