@@ -156,3 +156,30 @@ function interruptedAnswers(message: AssistantMessage, tail: readonly Message[])
   if (open.length === 0) return [];
   return [toolResultMessage(open.map((call) => ({ type: "tool-result", callId: call.callId, tool: call.tool, output: { type: "error-text", value: INTERRUPTED_RESULT } })))];
 }
+
+/**
+ * Whether a stored session can be restored by the surface that asks (ACP `session/load` and
+ * `session/resume`), checked before anything of it starts (MCP servers included): the session is a
+ * root session of this surface and workspace, and its last checkpoint — when it has one — was
+ * written in a format this version reads, by the root agent (or a workflow) still configured, with a
+ * model alias that still names exactly the same provider and model. Returns its checkpoint's meta.
+ */
+export function checkRestorable(store: Store | undefined, sessionId: string, ctx: ResumeContext): CheckpointMeta | undefined {
+  const session = store?.getSession(sessionId);
+  if (!store || !session || session.parentSessionId) throw new UsageError(`no ${ctx.surface} session '${sessionId}' in this workspace (${ctx.workspace})`);
+  const what = `session ${session.id}`;
+  if (session.surface !== ctx.surface) throw new UsageError(`${what} belongs to the ${session.surface} surface, not ${ctx.surface}`);
+  if (session.workspace !== ctx.workspace) throw new UsageError(`${what} belongs to the workspace ${session.workspace}, not ${ctx.workspace}`);
+  const checkpoint = store.latestCheckpoint({ sessionId: session.id });
+  if (!checkpoint) return undefined;
+  const meta = checkpoint.meta as unknown as CheckpointMeta;
+  if (meta.mode === "workflow") {
+    const name = meta.agent.replace(/^workflow:/, "");
+    if (!Object.hasOwn(ctx.config.workflows, name)) throw new UsageError(`${what} last ran the workflow ${name}, which is no longer configured`);
+    checkMeta({ ...meta, mode: "agent" }, checkpoint.version, ctx, what);
+  } else {
+    checkMeta(meta, checkpoint.version, ctx, what);
+    if (meta.agent !== ctx.config.defaultAgent) throw new UsageError(`${what} was a conversation with agent ${meta.agent}; the root agent is now ${ctx.config.defaultAgent}`);
+  }
+  return meta;
+}

@@ -24,12 +24,26 @@ export function knownSecretValues(config: EffectiveConfig, env: Env): string[] {
   for (const model of Object.values(config.models)) if (model.apiKeyEnv) names.add(model.apiKeyEnv);
   if (config.webSearch.apiKeyEnv) names.add(config.webSearch.apiKeyEnv);
   for (const name of Object.keys(env)) if (SECRET_ENV_NAME.test(name)) names.add(name);
+  const values = [...names].map((name) => env[name]);
+  // Credentials handed to MCP servers (configured, or supplied by an ACP client): secret-named
+  // environment variables of stdio servers, authorization-like headers of HTTP ones (with and
+  // without their scheme word, e.g. "Bearer").
+  for (const server of Object.values(config.mcp)) {
+    if (server.type === "stdio") {
+      for (const [name, value] of Object.entries(server.env)) if (SECRET_ENV_NAME.test(name)) values.push(value);
+    } else {
+      for (const [name, value] of Object.entries(server.headers)) {
+        if (!SECRET_HEADER_NAME.test(name)) continue;
+        values.push(value, value.replace(/^\S+\s+/, ""));
+      }
+    }
+  }
   // A value that is a plain word (MONKEY_KEY=keyboard) would be scrubbed everywhere: keep
   // only values that look like credentials (long enough, not just letters).
-  return [...names]
-    .map((name) => env[name])
-    .filter((value): value is string => typeof value === "string" && value.length >= 8 && !/^[A-Za-z]+$/.test(value));
+  return values.filter((value): value is string => typeof value === "string" && value.length >= 8 && !/^[A-Za-z]+$/.test(value));
 }
+
+const SECRET_HEADER_NAME = /(authorization|cookie|token|key|secret|password|credential)/i;
 
 /** Files the configuration points at that steer an agent (prompt files), canonical where they exist. */
 export function configuredFiles(config: EffectiveConfig): string[] {

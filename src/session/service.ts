@@ -22,6 +22,7 @@ import type { RunHooks } from "../agent/run-hooks.ts";
 import { createDelegationCoordinator } from "./delegation/coordinator.ts";
 import type { DelegationCoordinator } from "./delegation/coordinator.ts";
 import type { DelegationProvider } from "./delegation/types.ts";
+import type { MediaPart } from "../tool/define.ts";
 import { createWorkspaceRegistry } from "./delegation/workspaces.ts";
 
 /** The store as the service sees it: opened only when something must be written or read. */
@@ -55,7 +56,8 @@ export type SessionServiceOptions = {
 };
 
 export type OpenRequest =
-  | { kind: "new" }
+  /** `durable`: the session is stored at once, before its first turn (ACP lists it from then on). */
+  | { kind: "new"; durable?: boolean }
   /** `--resume <id|latest>`. */
   | { kind: "resume"; ref: string }
   /** `--resume-run <id|latest>`: the interrupted run itself continues. */
@@ -71,10 +73,22 @@ export type RunHandle = {
 
 export type PendingApproval = ApprovalRequest & { sessionId: string };
 
+export type SendOptions = {
+  listeners?: EventListener[];
+  hooks?: LoopHooks;
+  workflow?: string;
+  /** `--attach` paths. */
+  attach?: readonly string[];
+  /** Media the surface received with the prompt (ACP images and audio), validated by the surface. */
+  media?: readonly MediaPart[];
+  /** This turn's choices (ACP config options), over the service's. */
+  overrides?: RunOverrides;
+};
+
 export type Session = {
   readonly id: string;
   /** Queues a user turn; turns of one session run one at a time, in order. */
-  send(task: string, options?: { listeners?: EventListener[]; hooks?: LoopHooks; workflow?: string; /** `--attach` paths. */ attach?: readonly string[] }): RunHandle;
+  send(task: string, options?: SendOptions): RunHandle;
   /** Events of every run of this session, live; `after` replays stored events after that store order first. */
   subscribe(listener: EventListener, options?: { after?: number }): () => void;
   /** Answers a pending approval of an interactive session. */
@@ -122,13 +136,13 @@ export function createSessionService(options: SessionServiceOptions) {
   }
 
   /** Where the session stands now: the continuation its next run starts from, checked. */
-  function continuationFor(sessionId: string, first: Continuation | undefined): Continuation | undefined {
+  function continuationFor(sessionId: string, first: Continuation | undefined, modelOverride: string | undefined): Continuation | undefined {
     if (first?.kind === "run") return first;
     const store = options.store.enabled && options.store.exists() ? options.store.open() : undefined;
     const checkpoint = store?.latestCheckpoint({ sessionId });
     if (!checkpoint) return undefined;
     const meta = checkpoint.meta as unknown as CheckpointMeta;
-    checkSavedModel(meta, options.config, options.overrides.model);
+    checkSavedModel(meta, options.config, modelOverride);
     return { kind: "session", sessionId, meta };
   }
 
@@ -150,6 +164,9 @@ export function createSessionService(options: SessionServiceOptions) {
       }
     } else {
       sessionId = newSessionId();
+      if (request.durable && options.store.enabled) {
+        ensureSession(options.store.open()!, { id: sessionId, surface: options.surface, workspace: options.workspace, title: "", createdAt: new Date().toISOString() });
+      }
     }
     const known = sessions.get(sessionId);
     if (known) return known;
@@ -235,8 +252,10 @@ export function createSessionService(options: SessionServiceOptions) {
       return created;
     };
 
-    async function turn(task: string, listeners: EventListener[], hooks: LoopHooks | undefined, controller: AbortController, workflow?: string, attach?: readonly string[]): Promise<RunOutcome> {
-      const continuation = continuationFor(id, pendingFirst);
+    async function turn(task: string, send: SendOptions, controller: AbortController): Promise<RunOutcome> {
+      const { listeners = [], hooks, workflow, attach, media } = send;
+      const overrides = { ...options.overrides, ...send.overrides };
+      const continuation = continuationFor(id, pendingFirst, overrides.model);
       pendingFirst = undefined;
       // Everything the user must fix is refused here, before any state is written.
       const prepared = await prepareRun({
@@ -246,13 +265,14 @@ export function createSessionService(options: SessionServiceOptions) {
         extraDirs: options.extraDirs,
         task,
         surface: options.surface,
-        overrides: options.overrides,
+        overrides,
         ...(continuation ? { continuation } : {}),
         ...(options.toolSources ? { toolSources: options.toolSources } : {}),
         ...(options.runHooks ? { runHooks: options.runHooks } : {}),
         delegation: coordinator(),
         ...(workflow !== undefined ? { workflow } : {}),
         ...(attach !== undefined && attach.length > 0 ? { attach } : {}),
+        ...(media !== undefined && media.length > 0 ? { media } : {}),
       });
       // Cancelled while preparing: nothing was written yet, and nothing will be.
       if (controller.signal.aborted) throw new RunCancelledBeforeStart();
@@ -265,7 +285,9 @@ export function createSessionService(options: SessionServiceOptions) {
         let history: Message[] = store ? [] : memory;
         let stored: Message[] = [];
         if (store) {
-          ensureSession(store, { id, surface: options.surface, workspace: options.workspace, title: redactor.redact(titleFrom(task)).text, createdAt: new Date().toISOString() });
+          const title = redactor.redact(titleFrom(task)).text;
+          ensureSession(store, { id, surface: options.surface, workspace: options.workspace, title, createdAt: new Date().toISOString() });
+          store.titleSession(id, title);
           release = await claimSession(store, id, { owner, signal: controller.signal, pollMs: options.claimPollMs ?? 100, log: options.log });
           if (continuation?.kind === "run" && !store.claimInterruptedRun(continuation.run.id, process.pid)) {
             throw new UsageError(`run ${continuation.run.id} was just taken by another process`);
@@ -305,7 +327,7 @@ export function createSessionService(options: SessionServiceOptions) {
         const done = queue
           .then(() => {
             if (controller.signal.aborted) throw new RunCancelledBeforeStart();
-            return turn(task, sendOptions.listeners ?? [], sendOptions.hooks, controller, sendOptions.workflow, sendOptions.attach);
+            return turn(task, sendOptions, controller);
           })
           .finally(() => {
             controllers.delete(controller);

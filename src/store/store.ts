@@ -45,6 +45,8 @@ export type Store = {
   createSession(row: Omit<SessionRow, "status" | "updatedAt">): void;
   /** Moves the session's last activity forward to `at` (never backwards). */
   touchSession(id: string, at: string): void;
+  /** Gives a session created before its first task (an ACP session) the title its first task makes; never replaces one. */
+  titleSession(id: string, title: string): void;
   getSession(id: string): SessionRow | undefined;
   /** Newest activity first. */
   listSessions(filter: { workspace: string; surface?: SessionSurface; limit?: number }): SessionRow[];
@@ -134,6 +136,7 @@ function prepareStatements(db: Database) {
        VALUES (:id, :surface, :workspace, :title, :createdAt, :createdAt, :parentSessionId)`,
     ),
     touchSession: q<never>("UPDATE sessions SET updated_at = max(updated_at, :at) WHERE id = :id"),
+    titleSession: q<never>("UPDATE sessions SET title = :title WHERE id = :id AND title = ''"),
     touchSessionOfRun: q<never>(
       "UPDATE sessions SET updated_at = max(updated_at, :at) WHERE id = (SELECT session_id FROM runs WHERE id = :runId)",
     ),
@@ -348,6 +351,10 @@ export function openStore(options: OpenStoreOptions): { store: Store; notices: s
       const fields = { id: row.id, surface: row.surface, workspace: row.workspace, title: row.title, createdAt: row.createdAt };
       if (row.parentSessionId) s.insertChildSession().run({ ...fields, parentSessionId: row.parentSessionId });
       else s.insertSession.run(fields);
+    },
+    titleSession(id, title) {
+      live();
+      s.titleSession.run({ id, title });
     },
     touchSession(id, at) {
       live();

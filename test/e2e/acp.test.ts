@@ -111,10 +111,12 @@ test("acp: initialize, stream a turn, run a tool with allow-always, reuse it, ca
     expect(init.agentInfo).toMatchObject({ name: "zero-cli" });
     expect(typeof init.agentInfo?.version).toBe("string");
     expect(init.agentCapabilities).toMatchObject({
-      loadSession: false,
-      promptCapabilities: { image: false, audio: false, embeddedContext: true },
-      mcpCapabilities: { http: false, sse: false },
+      loadSession: true,
+      promptCapabilities: { image: true, audio: true, embeddedContext: true },
+      mcpCapabilities: { http: true, sse: false },
+      sessionCapabilities: { list: {}, resume: {}, close: {}, additionalDirectories: {} },
     });
+    expect(init.authMethods).toEqual([]);
     const sessionId = await newSession(a);
 
     // 1. Text and reasoning stream as message and thought chunks; the turn ends end_turn.
@@ -232,7 +234,8 @@ test("acp: malformed frames, bad params, unknown sessions and methods get JSON-R
     await expect(relative).rejects.toMatchObject({ code: -32602 });
     await expect(a.agent.request(acp.methods.agent.session.new, { cwd: join(sandbox.root, "missing"), mcpServers: [] })).rejects.toMatchObject({ code: -32602 });
     await expect(prompt(a, "no-such-session", "hi")).rejects.toMatchObject({ code: -32602 });
-    await expect(a.agent.request("session/load", { sessionId: "x", cwd: sandbox.workspace, mcpServers: [] })).rejects.toMatchObject({ code: -32601 });
+    await expect(a.agent.request("session/load", { sessionId: "x", cwd: sandbox.workspace, mcpServers: [] })).rejects.toMatchObject({ code: -32602 });
+    await expect(a.agent.request("session/delete", { sessionId: "x" })).rejects.toMatchObject({ code: -32601 });
 
     // session/close releases the session: prompting it afterwards is an unknown session.
     const sessionId = await newSession(a);

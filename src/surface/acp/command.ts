@@ -1,11 +1,11 @@
 import * as acp from "@agentclientprotocol/sdk";
-import { loadConfig } from "../../config/load.ts";
 import { VERSION } from "../../util/version.ts";
+import { canonicalPath } from "../../util/paths.ts";
 import { parseCommandArgs } from "../cli/args.ts";
 import { ACP_HELP } from "../cli/help.ts";
-import { reportConfigNotices, type CliIo } from "../cli/io.ts";
-import { cliSessionService } from "../cli/session-access.ts";
+import type { CliIo } from "../cli/io.ts";
 import { createAcpServer } from "./server.ts";
+import { cliAcpSessionHosts } from "./session-host.ts";
 
 /**
  * `zero acp`: an Agent Client Protocol agent on stdio. Stdout carries only ACP NDJSON
@@ -18,17 +18,7 @@ export async function acpCommand(io: CliIo): Promise<number> {
     io.stdout(ACP_HELP);
     return 0;
   }
-  const server = createAcpServer({
-    version: VERSION,
-    log: io.stderr,
-    openWorkspace(workspace) {
-      // Config for that directory; an untrusted project config is ignored (and said so on stderr).
-      const loaded = loadConfig({ workspace, env: io.env });
-      reportConfigNotices(io, loaded);
-      const built = cliSessionService(io, loaded, { workspace, extraDirs: [], overrides: {}, surface: "acp", interactive: true });
-      return { service: built.service, close: built.close };
-    },
-  });
+  const server = createAcpServer({ version: VERSION, log: io.stderr, hosts: cliAcpSessionHosts(io), serverCwd: canonicalPath(io.cwd) });
   const decoder = new TextDecoder();
   const output = new WritableStream<Uint8Array>({
     write(chunk) {

@@ -1,126 +1,129 @@
 import { statSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
-import { isChildEvent, type RuntimeEvent } from "../../protocol/events.ts";
-import { RunCancelledBeforeStart, type PendingApproval, type Session, type SessionService } from "../../session/service.ts";
+import type { WorkDepth } from "../../config/schema.ts";
 import { canonicalPath } from "../../util/paths.ts";
-import { errorMessage } from "../../util/errors.ts";
-import { promptText } from "./prompt.ts";
-import { answerFor, permissionRequest, stopReasonFor, updatesFor } from "./updates.ts";
-
-/** One workspace's session service, made on the first `session/new` for that directory. */
-export type AcpWorkspace = { service: SessionService; close(): Promise<void> };
+import { errorMessage, UsageError } from "../../util/errors.ts";
+import { applyChoice, availableCommands, configOptions, MODES, ROOT_MODE_ID } from "./config-options.ts";
+import { replayUpdates } from "./replay.ts";
+import type { AcpSessionHosts } from "./session-host.ts";
+import { runPrompt, updateSender, type AcpEntry } from "./turn.ts";
 
 export type AcpServerOptions = {
   version: string;
-  /** Loads the workspace's config (trust respected) and builds its interactive session service. */
-  openWorkspace(workspace: string): AcpWorkspace | Promise<AcpWorkspace>;
+  /** Where each session's configuration, service and store come from. */
+  hosts: AcpSessionHosts;
+  /** The server process's own workspace: what `session/list` without a cwd lists. */
+  serverCwd: string;
   /** Diagnostics for people: stderr. Never the protocol stream. */
   log(line: string): void;
 };
 
-type Entry = {
-  session: Session;
-  workspace: string;
-  running?: { cancel(): void };
-  cancelled: boolean;
-};
+/** `session/list` pages. */
+const LIST_PAGE = 50;
+
+type SessionParams = { cwd?: unknown; additionalDirectories?: unknown; mcpServers?: unknown };
 
 /**
- * The ACP agent: a small mapper over the session service. `session/new` opens a session of the
- * service for its canonical cwd (one service per workspace), `session/prompt` runs a turn through
- * `session.send` and maps its events to `session/update`, approvals become
- * `session/request_permission`. Methods not handled here get the SDK's "method not found".
+ * The ACP agent: a small mapper over the session service. Every ACP session gets its own
+ * service (configuration, tools, plugins, MCP servers and store of its canonical cwd);
+ * `session/prompt` runs a turn through it and maps its events to `session/update`s; approvals
+ * become `session/request_permission`. Methods not handled here get the SDK's "method not found".
  */
 export function createAcpServer(options: AcpServerOptions) {
-  const workspaces = new Map<string, Promise<AcpWorkspace>>();
-  const sessions = new Map<string, Entry>();
+  const sessions = new Map<string, AcpEntry>();
+  // Sessions being opened or restored, so one id is never opened twice at once.
+  const opening = new Map<string, Promise<AcpEntry>>();
 
-  function workspaceFor(cwd: unknown): { path: string; service: Promise<AcpWorkspace> } {
-    if (typeof cwd !== "string" || !isAbsolute(cwd)) throw acp.RequestError.invalidParams(undefined, "session/new: cwd must be an absolute path");
-    const path = canonicalPath(cwd);
+  function known(sessionId: unknown): AcpEntry {
+    const entry = typeof sessionId === "string" ? sessions.get(sessionId) : undefined;
+    if (!entry) throw acp.RequestError.invalidParams(undefined, `unknown session ${JSON.stringify(sessionId)}; create one with session/new (or restore it with session/load)`);
+    return entry;
+  }
+
+  /** An absolute path to an existing directory, canonical; invalid params otherwise. */
+  function directory(value: unknown, what: string): string {
+    if (typeof value !== "string" || !isAbsolute(value)) throw acp.RequestError.invalidParams(undefined, `${what} must be an absolute path`);
+    const path = canonicalPath(value);
     let isDirectory = false;
     try {
       isDirectory = statSync(path).isDirectory();
     } catch {
       // reported below
     }
-    if (!isDirectory) throw acp.RequestError.invalidParams(undefined, `session/new: cwd ${cwd} is not an existing directory`);
-    let service = workspaces.get(path);
-    if (!service) {
-      service = Promise.resolve().then(() => options.openWorkspace(path));
-      workspaces.set(path, service);
-      // A workspace that failed to open (a config error) is tried again by the next session/new.
-      service.catch(() => workspaces.delete(path));
-    }
-    return { path, service };
+    if (!isDirectory) throw acp.RequestError.invalidParams(undefined, `${what} ${value} is not an existing directory`);
+    return path;
   }
 
-  function known(sessionId: unknown): Entry {
-    const entry = typeof sessionId === "string" ? sessions.get(sessionId) : undefined;
-    if (!entry) throw acp.RequestError.invalidParams(undefined, `unknown session ${JSON.stringify(sessionId)}; create one with session/new`);
+  function directories(value: unknown): string[] {
+    if (value === undefined || value === null) return [];
+    if (!Array.isArray(value)) throw acp.RequestError.invalidParams(undefined, "additionalDirectories must be an array of absolute paths");
+    return [...new Set(value.map((dir, index) => directory(dir, `additionalDirectories[${index}]`)))];
+  }
+
+  /** Opens (or restores) a session with services of its own; the session is known once this settles. */
+  async function openEntry(method: string, params: SessionParams, restore?: string): Promise<AcpEntry> {
+    const workspace = directory(params.cwd, `${method}: cwd`);
+    const additionalDirectories = directories(params.additionalDirectories);
+    let host;
+    try {
+      host = await options.hosts.open({ workspace, extraDirs: additionalDirectories, mcpServers: params.mcpServers, ...(restore !== undefined ? { restore } : {}) });
+    } catch (error) {
+      if (error instanceof acp.RequestError) throw error;
+      // A stored session that cannot be restored here is the request's problem; a config error is the workspace's.
+      if (error instanceof UsageError) throw acp.RequestError.invalidParams(undefined, `${method}: ${error.message}`);
+      throw new acp.RequestError(-32603, `${method}: ${errorMessage(error)}`);
+    }
+    const session = restore !== undefined ? host.service.open({ kind: "named", sessionId: restore }) : host.service.open({ kind: "new", durable: true });
+    const root = host.config.agents[host.config.defaultAgent];
+    const entry: AcpEntry = {
+      session,
+      config: host.config,
+      workspace,
+      additionalDirectories,
+      choices: {},
+      defaults: { model: host.restored?.model.alias ?? root?.model ?? Object.keys(host.config.models)[0] ?? "", depth: (host.restored?.workDepth as WorkDepth | undefined) ?? host.config.workDepth },
+      cancelled: false,
+      history: () => host.messages(session.id),
+      redact: (text) => host.service.redactor.redact(text).text,
+      close: host.close,
+    };
+    sessions.set(session.id, entry);
     return entry;
   }
 
-  async function prompt(params: acp.PromptRequest, client: acp.AgentContext, signal: AbortSignal): Promise<acp.PromptResponse> {
-    const entry = known(params?.sessionId);
-    const task = promptText(params.prompt);
-    if (entry.running) throw acp.RequestError.invalidRequest(undefined, `session ${entry.session.id} is already running a prompt; cancel it or wait for its answer`);
-    const sessionId = entry.session.id;
-    // Updates go out one after another, in event order; the response waits for all of them.
-    let outgoing: Promise<unknown> = Promise.resolve();
-    const update = (u: acp.SessionUpdate) => {
-      outgoing = outgoing.then(() => client.notify(acp.methods.client.session.update, { sessionId, update: u })).catch((error) => options.log(`zero acp: session/update failed: ${errorMessage(error)}\n`));
-    };
-    let failure: string | undefined;
-    const asked = new Set<string>();
-    const ask = (pending: PendingApproval) => {
-      if (asked.has(pending.callId)) return;
-      asked.add(pending.callId);
-      const request = permissionRequest(sessionId, pending, entry.workspace);
-      // After the updates before it (the tool call it is about), never holding later ones back.
-      void outgoing
-        .then(() => client.request(acp.methods.client.session.requestPermission, request))
-        .then(
-          (response) => answerFor(response),
-          (error) => {
-            options.log(`zero acp: session/request_permission failed (denied): ${errorMessage(error)}\n`);
-            return "deny" as const;
-          },
-        )
-        .then((answer) => entry.session.answerApproval(pending.callId, answer));
-    };
-    const listener = (event: RuntimeEvent) => {
-      for (const u of updatesFor(event, entry.workspace)) update(u);
-      if (event.type === "run.failed" && !isChildEvent(event)) failure = event.error.message;
-    };
-    // The service says when an approval waits for an answer: then the client is asked.
-    const stopAsking = entry.session.onApprovalPending(ask);
-    entry.cancelled = false;
-    const handle = entry.session.send(task, { listeners: [listener] });
-    entry.running = handle;
-    const onAbort = () => {
-      entry.cancelled = true;
-      handle.cancel();
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-    try {
-      const outcome = await handle.done;
-      await outgoing;
-      if (entry.cancelled) return { stopReason: "cancelled" };
-      const stopReason = stopReasonFor(outcome.status, outcome.reason);
-      if (stopReason) return { stopReason };
-      throw new acp.RequestError(-32603, `the turn failed: ${failure ?? outcome.reason ?? "unknown error"}`);
-    } catch (error) {
-      await outgoing;
-      if (error instanceof acp.RequestError) throw error;
-      if (error instanceof RunCancelledBeforeStart || entry.cancelled) return { stopReason: "cancelled" };
-      throw new acp.RequestError(-32603, errorMessage(error));
-    } finally {
-      stopAsking();
-      signal.removeEventListener("abort", onAbort);
-      if (entry.running === handle) entry.running = undefined;
+  function sessionState(entry: AcpEntry) {
+    return { modes: MODES, configOptions: configOptions(entry.config, entry.choices, entry.defaults) };
+  }
+
+  /** The slash commands, sent once the response that names the session has gone out. */
+  function advertiseCommands(entry: AcpEntry, client: acp.AgentContext) {
+    setTimeout(() => updateSender(client, entry.session.id, options.log).send({ sessionUpdate: "available_commands_update", availableCommands: availableCommands(entry.config) }), 0);
+  }
+
+  /** `session/load` and `session/resume`: a live session is reused, a stored one restored once. */
+  async function restore(method: string, params: acp.LoadSessionRequest | acp.ResumeSessionRequest): Promise<AcpEntry> {
+    const sessionId = params?.sessionId;
+    if (typeof sessionId !== "string" || sessionId === "") throw acp.RequestError.invalidParams(undefined, `${method}: sessionId is required`);
+    const live = sessions.get(sessionId);
+    if (live) {
+      if (live.workspace !== directory(params.cwd, `${method}: cwd`)) throw acp.RequestError.invalidParams(undefined, `${method}: session ${sessionId} belongs to the workspace ${live.workspace}`);
+      return live;
     }
+    let pending = opening.get(sessionId);
+    if (!pending) {
+      pending = openEntry(method, params, sessionId);
+      opening.set(sessionId, pending);
+      void pending.finally(() => opening.delete(sessionId)).catch(() => undefined);
+    }
+    return pending;
+  }
+
+  async function closeEntry(entry: AcpEntry): Promise<void> {
+    if (entry.running) entry.cancelled = true;
+    entry.session.close();
+    sessions.delete(entry.session.id);
+    await entry.close().catch((error) => options.log(`zero acp: closing session ${entry.session.id}: ${errorMessage(error)}\n`));
   }
 
   const app = acp
@@ -129,29 +132,60 @@ export function createAcpServer(options: AcpServerOptions) {
       protocolVersion: acp.PROTOCOL_VERSION,
       agentInfo: { name: "zero-cli", title: "zero", version: options.version },
       agentCapabilities: {
-        loadSession: false,
-        promptCapabilities: { image: false, audio: false, embeddedContext: true },
-        mcpCapabilities: { http: false, sse: false },
-        sessionCapabilities: { close: {} },
+        loadSession: true,
+        promptCapabilities: { image: true, audio: true, embeddedContext: true },
+        mcpCapabilities: { http: true, sse: false },
+        sessionCapabilities: { list: {}, resume: {}, close: {}, additionalDirectories: {} },
       },
       authMethods: [],
     }))
-    .onRequest(acp.methods.agent.session.new, async ({ params }) => {
-      const { path, service } = workspaceFor(params?.cwd);
-      if (Array.isArray(params.mcpServers) && params.mcpServers.length > 0) {
-        options.log(`zero acp: ignoring ${params.mcpServers.length} client MCP server(s): not supported yet (configure them in zero-cli.jsonc)\n`);
-      }
-      let workspace: AcpWorkspace;
-      try {
-        workspace = await service;
-      } catch (error) {
-        throw new acp.RequestError(-32603, `session/new: ${errorMessage(error)}`);
-      }
-      const session = workspace.service.open({ kind: "new" });
-      sessions.set(session.id, { session, workspace: path, cancelled: false });
-      return { sessionId: session.id };
+    .onRequest(acp.methods.agent.session.new, async ({ params, client }) => {
+      const entry = await openEntry("session/new", params);
+      advertiseCommands(entry, client);
+      return { sessionId: entry.session.id, ...sessionState(entry) };
     })
-    .onRequest(acp.methods.agent.session.prompt, ({ params, client, signal }) => prompt(params, client, signal))
+    .onRequest(acp.methods.agent.session.load, async ({ params, client }) => {
+      const entry = await restore("session/load", params);
+      // The history goes out before the answer, as the protocol wants.
+      const updates = updateSender(client, entry.session.id, options.log);
+      for (const update of replayUpdates(entry.history(), entry.redact)) updates.send(update);
+      await updates.flushed;
+      advertiseCommands(entry, client);
+      return sessionState(entry);
+    })
+    .onRequest(acp.methods.agent.session.resume, async ({ params, client }) => {
+      const entry = await restore("session/resume", params);
+      advertiseCommands(entry, client);
+      return sessionState(entry);
+    })
+    .onRequest(acp.methods.agent.session.list, ({ params }) => {
+      const workspace = params?.cwd === undefined || params?.cwd === null ? options.serverCwd : directory(params.cwd, "session/list: cwd");
+      const offset = params?.cursor ? Number.parseInt(params.cursor, 10) : 0;
+      if (!Number.isSafeInteger(offset) || offset < 0) throw acp.RequestError.invalidParams(undefined, "session/list: cursor is not one this server gave");
+      const rows = options.hosts.list(workspace);
+      const page = rows.slice(offset, offset + LIST_PAGE);
+      return {
+        sessions: page.map((row) => ({ sessionId: row.id, cwd: row.workspace, ...(row.title ? { title: row.title } : {}), updatedAt: row.updatedAt })),
+        ...(offset + LIST_PAGE < rows.length ? { nextCursor: String(offset + LIST_PAGE) } : {}),
+      };
+    })
+    .onRequest(acp.methods.agent.session.prompt, ({ params, client, signal }) => runPrompt(known(params?.sessionId), params, client, signal, options.log))
+    .onRequest(acp.methods.agent.session.setMode, ({ params }) => {
+      known(params?.sessionId);
+      if (params.modeId !== ROOT_MODE_ID) throw acp.RequestError.invalidParams(undefined, `mode ${JSON.stringify(params.modeId)} does not exist: zero has one root mode (${ROOT_MODE_ID}); specialists run as its child runs, workflows are the workflow config option`);
+      return {};
+    })
+    .onRequest(acp.methods.agent.session.setConfigOption, ({ params }) => {
+      const entry = known(params?.sessionId);
+      entry.choices = applyChoice(entry.config, entry.choices, params.configId, params.value);
+      return { configOptions: configOptions(entry.config, entry.choices, entry.defaults) };
+    })
+    // Older clients (before config options) choose the model with session/set_model.
+    .onRequest("session/set_model", parseSetModel, ({ params }) => {
+      const entry = known(params.sessionId);
+      entry.choices = applyChoice(entry.config, entry.choices, "model", params.modelId);
+      return {};
+    })
     .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
       const entry = typeof params?.sessionId === "string" ? sessions.get(params.sessionId) : undefined;
       if (!entry) {
@@ -162,26 +196,25 @@ export function createAcpServer(options: AcpServerOptions) {
       entry.cancelled = true;
       entry.session.cancel();
     })
-    .onRequest(acp.methods.agent.session.close, ({ params }) => {
-      const entry = known(params?.sessionId);
-      if (entry.running) entry.cancelled = true;
-      entry.session.close();
-      sessions.delete(entry.session.id);
+    .onRequest(acp.methods.agent.session.close, async ({ params }) => {
+      await closeEntry(known(params?.sessionId));
       return {};
     });
 
   return {
     app,
-    /** Cancels every running turn and closes every workspace's service (at the end of the stream). */
+    /** Cancels every running turn and closes every session's services (at the end of the stream). */
     async shutdown(): Promise<void> {
-      for (const entry of sessions.values()) {
-        entry.cancelled = true;
-        entry.session.close();
-      }
-      sessions.clear();
-      const opened = await Promise.allSettled([...workspaces.values()]);
-      workspaces.clear();
-      await Promise.all(opened.map((result) => (result.status === "fulfilled" ? result.value.close() : undefined)));
+      await Promise.allSettled([...opening.values()]);
+      await Promise.all([...sessions.values()].map((entry) => closeEntry(entry)));
     },
   };
+}
+
+function parseSetModel(params: unknown): { sessionId: string; modelId: string } {
+  const record = (typeof params === "object" && params !== null ? params : {}) as Record<string, unknown>;
+  if (typeof record.sessionId !== "string" || typeof record.modelId !== "string") {
+    throw acp.RequestError.invalidParams(undefined, "session/set_model needs sessionId and modelId (strings)");
+  }
+  return { sessionId: record.sessionId, modelId: record.modelId };
 }

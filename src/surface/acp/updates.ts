@@ -4,10 +4,12 @@ import { isChildEvent, type EventOf, type Operation, type RuntimeEvent, type Sto
 
 /**
  * The ACP translator: one internal runtime event → the `session/update`s a client sees.
- * Pure: the server sends what this returns, in order. Child runs of a delegate call are not
- * shown on their own (the client sees the delegate call and its result), as on stream-json.
+ * Pure: the server sends what this returns, in order. A delegated child run shows as one tool
+ * call of its own (kind `think`, id `run:<child run id>`) from its start to its end, with its
+ * run, parent, root and task ids in `_meta.zero`; its inner events are not forwarded.
  */
 export function updatesFor(event: RuntimeEvent, cwd: string): acp.SessionUpdate[] {
+  if (event.type === "agent.spawned" || event.type === "agent.completed") return childRunUpdates(event);
   if (isChildEvent(event)) return [];
   switch (event.type) {
     case "message.delta":
@@ -22,9 +24,40 @@ export function updatesFor(event: RuntimeEvent, cwd: string): acp.SessionUpdate[
       return [toolCallDone(event)];
     case "plan.updated":
       return [{ sessionUpdate: "plan", entries: event.items.map((item) => ({ content: item.content, status: item.status, priority: "medium" })) }];
+    case "context.updated":
+      return [{ sessionUpdate: "usage_update", used: event.tokens, size: event.window }];
     default:
       return [];
   }
+}
+
+/** A child run's start and end as a tool call of its own; its ids travel in `_meta.zero`. */
+function childRunUpdates(event: EventOf<"agent.spawned"> | EventOf<"agent.completed">): acp.SessionUpdate[] {
+  const rootRunId = (event as { rootRunId?: unknown }).rootRunId;
+  const meta = {
+    zero: {
+      runId: event.childRunId,
+      parentRunId: event.runId,
+      rootRunId: typeof rootRunId === "string" ? rootRunId : event.runId,
+      taskId: event.taskId,
+      ...(event.type === "agent.spawned" ? { agent: event.agent, callId: event.callId } : { status: event.status }),
+    },
+  };
+  const toolCallId = `run:${event.childRunId}`;
+  if (event.type === "agent.completed") {
+    const summary = event.result.summary;
+    return [
+      {
+        sessionUpdate: "tool_call_update",
+        toolCallId,
+        status: event.status === "completed" ? "completed" : "failed",
+        ...(typeof summary === "string" && summary !== "" ? { content: [{ type: "content", content: { type: "text", text: summary } }] } : {}),
+        _meta: meta,
+      },
+    ];
+  }
+  if (event.followUp) return [{ sessionUpdate: "tool_call_update", toolCallId, status: "in_progress", _meta: meta }];
+  return [{ sessionUpdate: "tool_call", toolCallId, title: `${event.agent}: ${oneLine(event.taskName)}`, kind: "think", status: "in_progress", _meta: meta }];
 }
 
 const PATH_OPERATIONS: ReadonlySet<Operation> = new Set(["read", "read-secret", "write-edit", "write-delete", "write-move", "write-sensitive"]);

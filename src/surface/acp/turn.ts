@@ -1,0 +1,137 @@
+import * as acp from "@agentclientprotocol/sdk";
+import { isChildEvent, type RuntimeEvent } from "../../protocol/events.ts";
+import { RunCancelledBeforeStart, type PendingApproval, type RunHandle, type Session } from "../../session/service.ts";
+import type { EffectiveConfig } from "../../config/schema.ts";
+import type { Message } from "../../protocol/messages.ts";
+import { errorMessage } from "../../util/errors.ts";
+import { applyChoice, configOptions, overridesOf, slashCommand, type SessionChoices, type SessionDefaults } from "./config-options.ts";
+import { promptInput } from "./prompt.ts";
+import { answerFor, permissionRequest, stopReasonFor, updatesFor } from "./updates.ts";
+
+/** One live ACP session: the service session it maps to and what the client chose for it. */
+export type AcpEntry = {
+  session: Session;
+  config: EffectiveConfig;
+  workspace: string;
+  additionalDirectories: string[];
+  choices: SessionChoices;
+  defaults: SessionDefaults;
+  running?: RunHandle;
+  cancelled: boolean;
+  /** The stored conversation (for `session/load`). */
+  history(): Message[];
+  /** Redaction of everything sent to the client outside a turn's events (a replay). */
+  redact(text: string): string;
+  /** Stops the session's own services (MCP servers, children). */
+  close(): Promise<void>;
+};
+
+/** Sends a session's updates one after another, in order; `flushed` settles once all went out. */
+export function updateSender(client: acp.AgentContext, sessionId: string, log: (line: string) => void) {
+  let outgoing: Promise<unknown> = Promise.resolve();
+  return {
+    send(update: acp.SessionUpdate) {
+      outgoing = outgoing.then(() => client.notify(acp.methods.client.session.update, { sessionId, update })).catch((error) => log(`zero acp: session/update failed: ${errorMessage(error)}\n`));
+    },
+    get flushed(): Promise<unknown> {
+      return outgoing;
+    },
+  };
+}
+
+/**
+ * One `session/prompt`: a slash command of ours is answered at once (it changes the next turns);
+ * anything else runs a turn of the session with the client's choices and streams its events as
+ * `session/update`s. Approvals the turn waits for become `session/request_permission` requests.
+ */
+export async function runPrompt(entry: AcpEntry, params: acp.PromptRequest, client: acp.AgentContext, signal: AbortSignal, log: (line: string) => void): Promise<acp.PromptResponse> {
+  const input = promptInput(params.prompt, entry.config.limits.maxAttachmentBytes);
+  if (entry.running) throw acp.RequestError.invalidRequest(undefined, `session ${entry.session.id} is already running a prompt; cancel it or wait for its answer`);
+  const sessionId = entry.session.id;
+  const updates = updateSender(client, sessionId, log);
+  const command = input.media.length === 0 ? slashCommand(input.text, entry.config) : undefined;
+  if (command) {
+    updates.send({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: applyCommand(entry, command, updates.send) } });
+    await updates.flushed;
+    return { stopReason: "end_turn" };
+  }
+  let failure: string | undefined;
+  const asked = new Set<string>();
+  const ask = (pending: PendingApproval) => {
+    if (asked.has(pending.callId)) return;
+    asked.add(pending.callId);
+    const request = permissionRequest(sessionId, pending, entry.workspace);
+    // After the updates before it (the tool call it is about), never holding later ones back.
+    void updates.flushed
+      .then(() => client.request(acp.methods.client.session.requestPermission, request))
+      .then(
+        (response) => answerFor(response),
+        (error) => {
+          log(`zero acp: session/request_permission failed (denied): ${errorMessage(error)}\n`);
+          return "deny" as const;
+        },
+      )
+      .then((answer) => entry.session.answerApproval(pending.callId, answer));
+  };
+  const listener = (event: RuntimeEvent) => {
+    for (const update of updatesFor(event, entry.workspace)) updates.send(update);
+    if (event.type === "run.failed" && !isChildEvent(event)) failure = event.error.message;
+  };
+  // The service says when an approval waits for an answer: then the client is asked.
+  const stopAsking = entry.session.onApprovalPending(ask);
+  entry.cancelled = false;
+  const handle = entry.session.send(input.text, {
+    listeners: [listener],
+    overrides: overridesOf(entry.choices),
+    ...(entry.choices.workflow !== undefined ? { workflow: entry.choices.workflow } : {}),
+    ...(input.media.length > 0 ? { media: input.media } : {}),
+  });
+  entry.running = handle;
+  const onAbort = () => {
+    entry.cancelled = true;
+    handle.cancel();
+  };
+  signal.addEventListener("abort", onAbort, { once: true });
+  try {
+    const outcome = await handle.done;
+    await updates.flushed;
+    if (entry.cancelled) return { stopReason: "cancelled" };
+    const stopReason = stopReasonFor(outcome.status, outcome.reason);
+    if (stopReason) return { stopReason };
+    throw new acp.RequestError(-32603, `the turn failed: ${failure ?? outcome.reason ?? "unknown error"}`);
+  } catch (error) {
+    await updates.flushed;
+    if (error instanceof acp.RequestError) throw error;
+    if (error instanceof RunCancelledBeforeStart || entry.cancelled) return { stopReason: "cancelled" };
+    // Refused before it started (an unknown model, a key missing, media no model can read): the user's to fix.
+    throw new acp.RequestError(-32603, errorMessage(error));
+  } finally {
+    stopAsking();
+    signal.removeEventListener("abort", onAbort);
+    if (entry.running === handle) entry.running = undefined;
+  }
+}
+
+const COMMAND_OPTION: Record<string, string> = { depth: "depth", model: "model", reasoning: "reasoning", workflow: "workflow" };
+
+/** Applies `/compact`, `/depth x`, `/model x`, `/reasoning x`, `/workflow x`; returns what to tell the user. */
+function applyCommand(entry: AcpEntry, command: { name: string; argument: string }, send: (update: acp.SessionUpdate) => void): string {
+  if (command.name === "compact") {
+    entry.session.compact();
+    return "The conversation will be compacted before the next turn's first request.";
+  }
+  const configId = COMMAND_OPTION[command.name]!;
+  const options = () => configOptions(entry.config, entry.choices, entry.defaults);
+  if (command.argument === "") {
+    const option = options().find((o) => o.id === configId);
+    const values = option?.type === "select" ? (option.options as acp.SessionConfigSelectOption[]).map((o) => o.value).join(", ") : "";
+    return `${configId}: ${String(option?.currentValue)} (choose one of ${values})`;
+  }
+  try {
+    entry.choices = applyChoice(entry.config, entry.choices, configId, command.argument);
+  } catch (error) {
+    return errorMessage(error).replace(/^Invalid params:?\s*/, "");
+  }
+  send({ sessionUpdate: "config_option_update", configOptions: options() });
+  return `${configId} set to ${command.argument} for the next turns.`;
+}
