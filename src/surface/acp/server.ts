@@ -21,6 +21,12 @@ export type AcpServerOptions = {
 
 /** `session/list` pages. */
 const LIST_PAGE = 50;
+/**
+ * At most this many sessions are live at once (each has its own services and MCP processes).
+ * Beyond it the least recently used idle session is closed; it stays stored and is opened again,
+ * transparently, by the next request that names it.
+ */
+export const MAX_LIVE_SESSIONS = 16;
 
 type SessionParams = { cwd?: unknown; additionalDirectories?: unknown; mcpServers?: unknown };
 
@@ -34,11 +40,47 @@ export function createAcpServer(options: AcpServerOptions) {
   const sessions = new Map<string, AcpEntry>();
   // Sessions being opened or restored, so one id is never opened twice at once.
   const opening = new Map<string, Promise<AcpEntry>>();
+  // Sessions closed to stay within MAX_LIVE_SESSIONS: how to open them again, and the client's choices.
+  const parked = new Map<string, { origin: AcpEntry["origin"]; choices: AcpEntry["choices"] }>();
 
-  function known(sessionId: unknown): AcpEntry {
-    const entry = typeof sessionId === "string" ? sessions.get(sessionId) : undefined;
-    if (!entry) throw acp.RequestError.invalidParams(undefined, `unknown session ${JSON.stringify(sessionId)}; create one with session/new (or restore it with session/load)`);
-    return entry;
+  /** The live session a request names; a parked one is opened again first. */
+  async function known(sessionId: unknown): Promise<AcpEntry> {
+    const id = typeof sessionId === "string" ? sessionId : undefined;
+    const entry = id !== undefined ? sessions.get(id) : undefined;
+    if (entry) {
+      entry.lastUsed = performance.now();
+      return entry;
+    }
+    const again = id !== undefined ? parked.get(id) : undefined;
+    if (id !== undefined && again) {
+      const reopened = await once(id, () => openEntry("session", { cwd: again.origin.cwd, additionalDirectories: again.origin.additionalDirectories, mcpServers: again.origin.mcpServers }, id));
+      parked.delete(id);
+      reopened.choices = again.choices;
+      return reopened;
+    }
+    throw acp.RequestError.invalidParams(undefined, `unknown session ${JSON.stringify(sessionId)}; create one with session/new (or restore it with session/load)`);
+  }
+
+  /** Opens a session id once, however many requests ask for it at the same time. */
+  function once(sessionId: string, open: () => Promise<AcpEntry>): Promise<AcpEntry> {
+    let pending = opening.get(sessionId);
+    if (!pending) {
+      pending = open();
+      opening.set(sessionId, pending);
+      void pending.finally(() => opening.delete(sessionId)).catch(() => undefined);
+    }
+    return pending;
+  }
+
+  /** Keeps the live sessions within bound: the least recently used idle, stored ones are parked. */
+  async function park(keep: AcpEntry): Promise<void> {
+    while (sessions.size > MAX_LIVE_SESSIONS) {
+      const idle = [...sessions.values()].filter((entry) => entry !== keep && !entry.running && entry.config.storage.enabled);
+      if (idle.length === 0) return;
+      const oldest = idle.reduce((a, b) => (b.lastUsed < a.lastUsed ? b : a));
+      parked.set(oldest.session.id, { origin: oldest.origin, choices: oldest.choices });
+      await closeEntry(oldest);
+    }
   }
 
   /** An absolute path to an existing directory, canonical; invalid params otherwise. */
@@ -84,11 +126,14 @@ export function createAcpServer(options: AcpServerOptions) {
       choices: {},
       defaults: { model: host.restored?.model.alias ?? root?.model ?? Object.keys(host.config.models)[0] ?? "", depth: (host.restored?.workDepth as WorkDepth | undefined) ?? host.config.workDepth },
       cancelled: false,
+      origin: { cwd: workspace, additionalDirectories, mcpServers: params.mcpServers },
+      lastUsed: performance.now(),
       history: () => host.messages(session.id),
       redact: (text) => host.service.redactor.redact(text).text,
       close: host.close,
     };
     sessions.set(session.id, entry);
+    await park(entry);
     return entry;
   }
 
@@ -108,15 +153,14 @@ export function createAcpServer(options: AcpServerOptions) {
     const live = sessions.get(sessionId);
     if (live) {
       if (live.workspace !== directory(params.cwd, `${method}: cwd`)) throw acp.RequestError.invalidParams(undefined, `${method}: session ${sessionId} belongs to the workspace ${live.workspace}`);
+      live.lastUsed = performance.now();
       return live;
     }
-    let pending = opening.get(sessionId);
-    if (!pending) {
-      pending = openEntry(method, params, sessionId);
-      opening.set(sessionId, pending);
-      void pending.finally(() => opening.delete(sessionId)).catch(() => undefined);
-    }
-    return pending;
+    // A parked session restored by the client gets what the client sends now, and its choices back.
+    const choices = parked.get(sessionId)?.choices;
+    const entry = await once(sessionId, () => openEntry(method, params, sessionId));
+    if (parked.delete(sessionId) && choices) entry.choices = choices;
+    return entry;
   }
 
   async function closeEntry(entry: AcpEntry): Promise<void> {
@@ -169,20 +213,20 @@ export function createAcpServer(options: AcpServerOptions) {
         ...(offset + LIST_PAGE < rows.length ? { nextCursor: String(offset + LIST_PAGE) } : {}),
       };
     })
-    .onRequest(acp.methods.agent.session.prompt, ({ params, client, signal }) => runPrompt(known(params?.sessionId), params, client, signal, options.log))
-    .onRequest(acp.methods.agent.session.setMode, ({ params }) => {
-      known(params?.sessionId);
+    .onRequest(acp.methods.agent.session.prompt, async ({ params, client, signal }) => runPrompt(await known(params?.sessionId), params, client, signal, options.log))
+    .onRequest(acp.methods.agent.session.setMode, async ({ params }) => {
+      await known(params?.sessionId);
       if (params.modeId !== ROOT_MODE_ID) throw acp.RequestError.invalidParams(undefined, `mode ${JSON.stringify(params.modeId)} does not exist: zero has one root mode (${ROOT_MODE_ID}); specialists run as its child runs, workflows are the workflow config option`);
       return {};
     })
-    .onRequest(acp.methods.agent.session.setConfigOption, ({ params }) => {
-      const entry = known(params?.sessionId);
+    .onRequest(acp.methods.agent.session.setConfigOption, async ({ params }) => {
+      const entry = await known(params?.sessionId);
       entry.choices = applyChoice(entry.config, entry.choices, params.configId, params.value);
       return { configOptions: configOptions(entry.config, entry.choices, entry.defaults) };
     })
     // Older clients (before config options) choose the model with session/set_model.
-    .onRequest("session/set_model", parseSetModel, ({ params }) => {
-      const entry = known(params.sessionId);
+    .onRequest("session/set_model", parseSetModel, async ({ params }) => {
+      const entry = await known(params.sessionId);
       entry.choices = applyChoice(entry.config, entry.choices, "model", params.modelId);
       return {};
     })
@@ -197,7 +241,10 @@ export function createAcpServer(options: AcpServerOptions) {
       entry.session.cancel();
     })
     .onRequest(acp.methods.agent.session.close, async ({ params }) => {
-      await closeEntry(known(params?.sessionId));
+      if (typeof params?.sessionId === "string" && parked.delete(params.sessionId)) return {};
+      const entry = sessions.get(params?.sessionId);
+      if (!entry) throw acp.RequestError.invalidParams(undefined, `unknown session ${JSON.stringify(params?.sessionId)}`);
+      await closeEntry(entry);
       return {};
     });
 

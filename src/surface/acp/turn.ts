@@ -16,6 +16,10 @@ export type AcpEntry = {
   additionalDirectories: string[];
   choices: SessionChoices;
   defaults: SessionDefaults;
+  /** What opened it (so a session closed to stay within the live bound can be opened again). */
+  origin: { cwd: string; additionalDirectories: string[]; mcpServers: unknown };
+  /** When a request last used it (ms): the least recently used idle session is closed first. */
+  lastUsed: number;
   running?: RunHandle;
   cancelled: boolean;
   /** The stored conversation (for `session/load`). */

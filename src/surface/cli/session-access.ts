@@ -10,6 +10,12 @@ import type { CliIo } from "./io.ts";
 import { cliExtensions } from "./extensions.ts";
 import { openWorkspaceStore } from "./sessions-command.ts";
 
+// One process exit listener for every live service (an ACP server holds one per session).
+const exitHandlers = new Set<() => void>();
+const runExitHandlers = () => {
+  for (const handler of exitHandlers) handler();
+};
+
 /**
  * The CLI's session service for one workspace: the store is opened on first
  * need (so a run refused before it starts leaves no state directory) and
@@ -55,14 +61,16 @@ export function cliSessionService(
     service.shutdownSync();
     extensions.killNow();
   };
-  process.on("exit", onExit);
+  exitHandlers.add(onExit);
+  if (exitHandlers.size === 1) process.on("exit", runExitHandlers);
   return {
     service,
     store: open,
     async close() {
       await service.shutdown();
       await extensions.close();
-      process.off("exit", onExit);
+      exitHandlers.delete(onExit);
+      if (exitHandlers.size === 0) process.off("exit", runExitHandlers);
       store?.close();
     },
   };
