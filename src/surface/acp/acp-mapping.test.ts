@@ -178,6 +178,12 @@ describe("updates of delegated child runs", () => {
     expect(updatesFor({ ...base, parentRunId: "root-run", type: "message.delta", step: 1, text: "x" } as unknown as RuntimeEvent, "/ws")).toEqual([]);
   });
 
+  test("tool progress → an in-progress update carrying the latest line", () => {
+    expect(updatesFor({ ...base, type: "tool.progress", callId: "c9", tool: "mcp__x__y", message: "50%" } as RuntimeEvent, "/ws")).toEqual([
+      { sessionUpdate: "tool_call_update", toolCallId: "c9", status: "in_progress", content: [{ type: "content", content: { type: "text", text: "50%" } }] },
+    ]);
+  });
+
   test("context gauge → usage_update", () => {
     expect(updatesFor({ ...base, type: "context.updated", tokens: 1200, window: 200000, percent: 0.6, compacted: false } as RuntimeEvent, "/ws")).toEqual([{ sessionUpdate: "usage_update", used: 1200, size: 200000 }]);
   });

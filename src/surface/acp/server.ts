@@ -79,6 +79,7 @@ export function createAcpServer(options: AcpServerOptions) {
       if (idle.length === 0) return;
       const oldest = idle.reduce((a, b) => (b.lastUsed < a.lastUsed ? b : a));
       parked.set(oldest.session.id, { origin: oldest.origin, choices: oldest.choices });
+      options.log(`zero acp: session ${oldest.session.id} parked to stay within ${MAX_LIVE_SESSIONS} live sessions; it reopens when a request names it\n`);
       await closeEntry(oldest);
     }
   }

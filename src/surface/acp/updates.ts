@@ -20,6 +20,9 @@ export function updatesFor(event: RuntimeEvent, cwd: string): acp.SessionUpdate[
       return [toolCall(event, cwd)];
     case "tool.started":
       return [{ sessionUpdate: "tool_call_update", toolCallId: event.callId, status: "in_progress" }];
+    case "tool.progress":
+      // The latest progress line stands as the call's content until its result replaces it.
+      return [{ sessionUpdate: "tool_call_update", toolCallId: event.callId, status: "in_progress", content: [{ type: "content", content: { type: "text", text: event.message } }] }];
     case "tool.completed":
       return [toolCallDone(event)];
     case "plan.updated":
