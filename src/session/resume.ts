@@ -44,12 +44,13 @@ export function checkSavedModel(meta: CheckpointMeta, config: EffectiveConfig, m
   }
 }
 
-export function checkMeta(meta: CheckpointMeta, version: number, ctx: ResumeContext, what: string): void {
+/** `workflows`: a workflow's checkpoint is acceptable too (it saved no model of its own to check). */
+export function checkMeta(meta: CheckpointMeta, version: number, ctx: ResumeContext, what: string, options: { workflows?: boolean } = {}): void {
   if (version !== CHECKPOINT_VERSION && version !== 1) throw new UsageError(`${what} was saved in checkpoint format ${version}; this version reads ${CHECKPOINT_VERSION}`);
-  if (meta.mode !== "agent") throw new UsageError(`${what} was a ${meta.mode} run; only agent runs can be resumed`);
+  if (meta.mode !== "agent" && !(options.workflows && meta.mode === "workflow")) throw new UsageError(`${what} was a ${meta.mode} run; only agent runs can be resumed`);
   if (meta.workspace !== ctx.workspace) throw new UsageError(`${what} belongs to the workspace ${meta.workspace}, not ${ctx.workspace}`);
   if (meta.surface !== ctx.surface) throw new UsageError(`${what} was started from the ${meta.surface} surface; zero ${ctx.surface === "cli" ? "run" : ctx.surface} resumes only its own (${ctx.surface}) sessions`);
-  checkSavedModel(meta, ctx.config, ctx.modelOverride);
+  if (meta.mode === "agent") checkSavedModel(meta, ctx.config, ctx.modelOverride);
 }
 
 /** `--resume <id|latest>`: a validated checkpoint to continue in a fresh run of the same session. */
@@ -176,7 +177,7 @@ export function checkRestorable(store: Store | undefined, sessionId: string, ctx
   if (meta.mode === "workflow") {
     const name = meta.agent.replace(/^workflow:/, "");
     if (!Object.hasOwn(ctx.config.workflows, name)) throw new UsageError(`${what} last ran the workflow ${name}, which is no longer configured`);
-    checkMeta({ ...meta, mode: "agent" }, checkpoint.version, ctx, what);
+    checkMeta(meta, checkpoint.version, ctx, what, { workflows: true });
   } else {
     checkMeta(meta, checkpoint.version, ctx, what);
     if (meta.agent !== ctx.config.defaultAgent) throw new UsageError(`${what} was a conversation with agent ${meta.agent}; the root agent is now ${ctx.config.defaultAgent}`);

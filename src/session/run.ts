@@ -54,7 +54,8 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
   const workflow = request.workflow !== undefined ? pickWorkflow(config, request.workflow) : undefined;
   const agent = workflow ? workflowProfile(config, workflow.name) : pickAgent(config, request.agentName);
   const child = request.child;
-  const saved = continuation?.meta;
+  // A workflow's checkpoint names no real model or depth of its own: a later turn starts fresh from the configuration.
+  const saved = continuation?.meta.mode === "workflow" ? undefined : continuation?.meta;
   // A continuation keeps its saved model unless --model replaces it on purpose. A workflow's
   // --model goes to every phase; its coordinator calls no model.
   const model = pickModel(config, overrides.model ?? saved?.model.alias ?? (workflow ? config.agents[workflow.steps[0]!.agent]!.model : agent.model), overrides.model !== undefined);

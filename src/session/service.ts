@@ -142,7 +142,8 @@ export function createSessionService(options: SessionServiceOptions) {
     const checkpoint = store?.latestCheckpoint({ sessionId });
     if (!checkpoint) return undefined;
     const meta = checkpoint.meta as unknown as CheckpointMeta;
-    checkSavedModel(meta, options.config, modelOverride);
+    // A workflow's coordinator saved no model of its own: the next plain turn takes the agent's.
+    if (meta.mode !== "workflow") checkSavedModel(meta, options.config, modelOverride);
     return { kind: "session", sessionId, meta };
   }
 

@@ -68,7 +68,8 @@ export type AskRequest = { title: string; detail?: string };
 /** One validated `delegate` call (the tool's input). */
 export type DelegateCall = DelegateInput;
 /** Capability handed to the delegate tool: carries out one call, answering with a JSON-able reply; throws a model-readable error. */
-export type Delegation = (call: DelegateCall, signal: AbortSignal) => Promise<unknown>;
+/** `callId` is the model's delegate tool call: the children it starts name it in their agent.spawned events. */
+export type Delegation = (call: DelegateCall, signal: AbortSignal, callId?: string) => Promise<unknown>;
 export type PlanItem = { content: string; status: "pending" | "in_progress" | "completed" };
 
 export type ToolOutput = {

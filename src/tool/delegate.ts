@@ -161,7 +161,7 @@ export const delegateTool = defineTool({
   },
   async execute(call, ctx) {
     if (!ctx.delegation) throw new Error("delegation is not available in this run");
-    const reply = await ctx.delegation(call as DelegateCall, ctx.signal);
+    const reply = await ctx.delegation(call as DelegateCall, ctx.signal, ctx.callId);
     return { output: JSON.stringify(reply, null, 2) };
   },
 });

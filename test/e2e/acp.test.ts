@@ -5,102 +5,20 @@ import * as acp from "@agentclientprotocol/sdk";
 import type { FakeProvider } from "../support/fake-provider.ts";
 import { useFakeProviderAndSandbox } from "../support/e2e-hooks.ts";
 import { fakeConfig, waitUntil, ZERO_BIN, type Sandbox } from "../support/cli.ts";
+import { expectOnlyJsonRpc, initialize, newAcpSession, prompt, startAcpAgent, textOf, type AcpAgent, type PermissionAnswer } from "../support/acp-client.ts";
 
 let fake: FakeProvider;
 let sandbox: Sandbox;
 
 useFakeProviderAndSandbox({ fake: (f) => (fake = f), sandbox: (s) => (sandbox = s) }, { userConfig: false });
 
-type Agent = Awaited<ReturnType<typeof startAgent>>;
+type Agent = AcpAgent;
 
-/** `zero acp` as an editor runs it, driven by the SDK's client side; raw stdout kept line by line. */
-async function startAgent(answer: (request: acp.RequestPermissionRequest) => acp.RequestPermissionResponse) {
-  const proc = Bun.spawn([ZERO_BIN, "acp"], { cwd: sandbox.workspace, env: sandbox.env, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
-  const [forClient, forRecord] = proc.stdout.tee();
-  let raw = "";
-  const recorded = (async () => {
-    const decoder = new TextDecoder();
-    for await (const chunk of forRecord) raw += decoder.decode(chunk, { stream: true });
-  })();
-  let stderr = "";
-  const stderrDone = (async () => {
-    const decoder = new TextDecoder();
-    for await (const chunk of proc.stderr) stderr += decoder.decode(chunk, { stream: true });
-  })();
-  const updates: acp.SessionNotification[] = [];
-  const permissions: acp.RequestPermissionRequest[] = [];
-  const input = new WritableStream<Uint8Array>({
-    write(chunk) {
-      proc.stdin.write(chunk);
-      proc.stdin.flush();
-    },
-    close() {
-      proc.stdin.end();
-    },
-  });
-  const connection = acp
-    .client({ name: "zero-acp-test" })
-    .onNotification(acp.methods.client.session.update, ({ params }) => {
-      updates.push(params);
-    })
-    .onRequest(acp.methods.client.session.requestPermission, ({ params }) => {
-      permissions.push(params);
-      return answer(params);
-    })
-    .connect(acp.ndJsonStream(input, forClient));
-  return {
-    proc,
-    agent: connection.agent,
-    updates,
-    permissions,
-    raw: () => raw,
-    stderr: () => stderr,
-    /** Writes bytes straight to the agent's stdin (a malformed frame). */
-    writeRaw(text: string) {
-      proc.stdin.write(text);
-      proc.stdin.flush();
-    },
-    async stop() {
-      connection.close();
-      proc.stdin.end();
-      const code = await proc.exited;
-      await recorded;
-      await stderrDone;
-      return code;
-    },
-  };
-}
-
-function textOf(updates: acp.SessionNotification[], kind: "agent_message_chunk" | "agent_thought_chunk"): string {
-  return updates
-    .map((n) => n.update)
-    .filter((u) => u.sessionUpdate === kind)
-    .map((u) => ((u as { content: { type: string; text?: string } }).content.text ?? ""))
-    .join("");
-}
-
-async function initialize(a: Agent) {
-  return a.agent.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
-}
+/** `zero acp` as an editor runs it, in the sandbox's workspace (test/support/acp-client.ts). */
+const startAgent = (answer: PermissionAnswer) => startAcpAgent(sandbox, answer);
 
 async function newSession(a: Agent): Promise<string> {
-  const created = await a.agent.request(acp.methods.agent.session.new, { cwd: sandbox.workspace, mcpServers: [] });
-  return created.sessionId;
-}
-
-function prompt(a: Agent, sessionId: string, text: string) {
-  return a.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] });
-}
-
-/** Every stdout line is one JSON-RPC 2.0 message: nothing else ever reaches the protocol stream. */
-function expectOnlyJsonRpc(raw: string): Array<Record<string, any>> {
-  const lines = raw.split("\n").filter((line) => line !== "");
-  expect(lines.length).toBeGreaterThan(0);
-  return lines.map((line) => {
-    const message = JSON.parse(line);
-    expect(message.jsonrpc).toBe("2.0");
-    return message;
-  });
+  return (await newAcpSession(a, sandbox.workspace)).sessionId;
 }
 
 test("acp: initialize, stream a turn, run a tool with allow-always, reuse it, cancel mid-run", async () => {

@@ -260,8 +260,8 @@ export function createDelegationCoordinator(deps: CoordinatorDeps): DelegationCo
     return record;
   }
 
-  async function handle(place: ParentPlace, call: DelegateCall, signal: AbortSignal): Promise<unknown> {
-    const callId = `delegate-${crypto.randomUUID().slice(0, 8)}`;
+  async function handle(place: ParentPlace, call: DelegateCall, signal: AbortSignal, toolCallId?: string): Promise<unknown> {
+    const callId = toolCallId ?? `delegate-${crypto.randomUUID().slice(0, 8)}`;
     switch (call.operation) {
       case "spawn": {
         // The name is model text: redacted before a suffix is glued on (a token followed by "-…" would no longer match its rule).
@@ -397,7 +397,7 @@ export function createDelegationCoordinator(deps: CoordinatorDeps): DelegationCo
       liveRuns.add(place.runId);
       const isRoot = place.depth === 0;
       return {
-        delegation: (call, signal) => handle(place, call, signal),
+        delegation: (call, signal, callId) => handle(place, call, signal, callId),
         async phase(spec, signal) {
           const input: ContractInput = { taskName: spec.id, goal: spec.goal, deliverable: spec.deliverable, acceptanceCriteria: spec.acceptanceCriteria, contextMode: "none" };
           const record = await spawnOne(place, input, {

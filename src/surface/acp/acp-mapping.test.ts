@@ -68,6 +68,8 @@ describe("prompt content → task text and media", () => {
   });
 });
 
+const D = { model: "a", depth: "medium" as const };
+
 describe("config options", () => {
   const text = JSON.stringify({
     models: { a: { provider: "openai", model: "model-a" }, b: { provider: "openai", model: "model-b", supportedReasoningEfforts: ["low", "high"] } },
@@ -84,19 +86,23 @@ describe("config options", () => {
       ["depth", "_depth", "medium"],
       ["workflow", "_workflow", "off"],
     ]);
-    const chosen = applyChoice(c, applyChoice(c, {}, "model", "b"), "reasoning", "high");
+    const chosen = applyChoice(c, applyChoice(c, {}, D, "model", "b"), D, "reasoning", "high");
     const reasoning = configOptions(c, chosen, { model: "a", depth: "medium" }).find((o) => o.id === "reasoning")!;
     expect((reasoning as { options: { value: string }[] }).options.map((o) => o.value)).toEqual(["default", "low", "high"]);
     expect(overridesOf(chosen)).toEqual({ model: "b", reasoningEffort: "high" });
-    expect(applyChoice(c, chosen, "reasoning", "default")).toEqual({ model: "b" });
-    expect(applyChoice(c, applyChoice(c, {}, "workflow", "feature"), "workflow", "off")).toEqual({});
+    expect(applyChoice(c, chosen, D, "reasoning", "default")).toEqual({ model: "b" });
+    expect(applyChoice(c, applyChoice(c, {}, D, "workflow", "feature"), D, "workflow", "off")).toEqual({});
+    // Efforts are the chosen model's: b takes low and high only, so "max" chosen on a is dropped when moving to b.
+    expect(code(() => applyChoice(c, chosen, D, "reasoning", "max"))).toMatchObject({ code: -32602, message: expect.stringContaining("default, low, high") });
+    const onA = applyChoice(c, applyChoice(c, {}, D, "reasoning", "max"), D, "model", "b");
+    expect(onA).toEqual({ model: "b" });
   });
 
   test("unknown options and values name what is allowed", () => {
     const c = config(text);
-    expect(code(() => applyChoice(c, {}, "model", "zzz"))).toMatchObject({ code: -32602, message: expect.stringContaining("a, b") });
-    expect(code(() => applyChoice(c, {}, "depth", "deep"))).toMatchObject({ code: -32602, message: expect.stringContaining("flash, medium, pro, ultra") });
-    expect(code(() => applyChoice(c, {}, "colour", "red"))).toMatchObject({ code: -32602, message: expect.stringContaining("model, reasoning, depth, workflow") });
+    expect(code(() => applyChoice(c, {}, D, "model", "zzz"))).toMatchObject({ code: -32602, message: expect.stringContaining("a, b") });
+    expect(code(() => applyChoice(c, {}, D, "depth", "deep"))).toMatchObject({ code: -32602, message: expect.stringContaining("flash, medium, pro, ultra") });
+    expect(code(() => applyChoice(c, {}, D, "colour", "red"))).toMatchObject({ code: -32602, message: expect.stringContaining("model, reasoning, depth, workflow") });
   });
 
   test("slash commands are ours only when named", () => {

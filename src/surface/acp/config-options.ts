@@ -27,9 +27,13 @@ const DEPTH_NOTES: Record<WorkDepth, string> = {
 };
 
 /** The session's config options as ACP shows them: model, reasoning effort, work depth and (when any exist) workflow. */
+/** The reasoning efforts a model takes ("default" always: the model's own setting). */
+function effortsOf(config: EffectiveConfig, model: string): ReasoningEffort[] {
+  return ["default", ...(config.models[model]?.supportedReasoningEfforts ?? REASONING_EFFORTS).filter((effort) => effort !== "default")];
+}
+
 export function configOptions(config: EffectiveConfig, choices: SessionChoices, defaults: SessionDefaults): acp.SessionConfigOption[] {
   const model = choices.model ?? defaults.model;
-  const efforts = config.models[model]?.supportedReasoningEfforts ?? REASONING_EFFORTS.filter((effort) => effort !== "default");
   const options: acp.SessionConfigOption[] = [
     {
       id: "model",
@@ -45,7 +49,7 @@ export function configOptions(config: EffectiveConfig, choices: SessionChoices, 
       category: "thought_level",
       type: "select",
       currentValue: choices.reasoning ?? "default",
-      options: [{ value: "default", name: "default", description: "the model's own setting" }, ...efforts.filter((e) => e !== "default").map((effort) => ({ value: effort, name: effort }))],
+      options: effortsOf(config, model).map((effort) => (effort === "default" ? { value: effort, name: effort, description: "the model's own setting" } : { value: effort, name: effort })),
     },
     {
       id: "depth",
@@ -71,7 +75,7 @@ export function configOptions(config: EffectiveConfig, choices: SessionChoices, 
 }
 
 /** Applies one `session/set_config_option` (or `/depth` …) to the choices; throws invalid params naming the allowed values. */
-export function applyChoice(config: EffectiveConfig, choices: SessionChoices, configId: unknown, value: unknown): SessionChoices {
+export function applyChoice(config: EffectiveConfig, choices: SessionChoices, defaults: SessionDefaults, configId: unknown, value: unknown): SessionChoices {
   const allowed = (values: readonly string[]) => {
     if (typeof value !== "string" || !values.includes(value)) {
       throw acp.RequestError.invalidParams(undefined, `${String(configId)}: ${JSON.stringify(value)} is not one of ${values.join(", ")}`);
@@ -79,10 +83,14 @@ export function applyChoice(config: EffectiveConfig, choices: SessionChoices, co
     return value;
   };
   switch (configId) {
-    case "model":
-      return { ...choices, model: allowed(Object.keys(config.models)) };
+    case "model": {
+      const model = allowed(Object.keys(config.models));
+      // An effort the new model does not take falls back to its own setting.
+      const { reasoning, ...rest } = choices;
+      return reasoning !== undefined && effortsOf(config, model).includes(reasoning) ? { ...choices, model } : { ...rest, model };
+    }
     case "reasoning": {
-      const effort = allowed(REASONING_EFFORTS) as ReasoningEffort;
+      const effort = allowed(effortsOf(config, choices.model ?? defaults.model)) as ReasoningEffort;
       const { reasoning: _, ...rest } = choices;
       return effort === "default" ? rest : { ...choices, reasoning: effort };
     }

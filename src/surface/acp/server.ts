@@ -119,13 +119,16 @@ export function createAcpServer(options: AcpServerOptions) {
     }
     const session = restore !== undefined ? host.service.open({ kind: "named", sessionId: restore }) : host.service.open({ kind: "new", durable: true });
     const root = host.config.agents[host.config.defaultAgent];
+    // A session restored after a workflow turn goes on with that workflow chosen; otherwise with its saved model and depth.
+    const saved = host.restored?.mode === "agent" ? host.restored : undefined;
+    const workflow = host.restored?.mode === "workflow" ? host.restored.agent.replace(/^workflow:/, "") : undefined;
     const entry: AcpEntry = {
       session,
       config: host.config,
       workspace,
       additionalDirectories,
-      choices: {},
-      defaults: { model: host.restored?.model.alias ?? root?.model ?? Object.keys(host.config.models)[0] ?? "", depth: (host.restored?.workDepth as WorkDepth | undefined) ?? host.config.workDepth },
+      choices: workflow !== undefined ? { workflow } : {},
+      defaults: { model: saved?.model.alias ?? root?.model ?? Object.keys(host.config.models)[0] ?? "", depth: (saved?.workDepth as WorkDepth | undefined) ?? host.config.workDepth },
       cancelled: false,
       origin: { cwd: workspace, additionalDirectories, mcpServers: params.mcpServers },
       lastUsed: performance.now(),
@@ -222,13 +225,13 @@ export function createAcpServer(options: AcpServerOptions) {
     })
     .onRequest(acp.methods.agent.session.setConfigOption, async ({ params }) => {
       const entry = await known(params?.sessionId);
-      entry.choices = applyChoice(entry.config, entry.choices, params.configId, params.value);
+      entry.choices = applyChoice(entry.config, entry.choices, entry.defaults, params.configId, params.value);
       return { configOptions: configOptions(entry.config, entry.choices, entry.defaults) };
     })
     // Older clients (before config options) choose the model with session/set_model.
     .onRequest("session/set_model", parseSetModel, async ({ params }) => {
       const entry = await known(params.sessionId);
-      entry.choices = applyChoice(entry.config, entry.choices, "model", params.modelId);
+      entry.choices = applyChoice(entry.config, entry.choices, entry.defaults, "model", params.modelId);
       return {};
     })
     .onNotification(acp.methods.agent.session.cancel, ({ params }) => {

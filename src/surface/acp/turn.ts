@@ -132,7 +132,7 @@ function applyCommand(entry: AcpEntry, command: { name: string; argument: string
     return `${configId}: ${String(option?.currentValue)} (choose one of ${values})`;
   }
   try {
-    entry.choices = applyChoice(entry.config, entry.choices, configId, command.argument);
+    entry.choices = applyChoice(entry.config, entry.choices, entry.defaults, configId, command.argument);
   } catch (error) {
     return errorMessage(error).replace(/^Invalid params:?\s*/, "");
   }
