@@ -4,6 +4,7 @@ import { canonicalPath } from "../../util/paths.ts";
 import { parseCommandArgs } from "../cli/args.ts";
 import { ACP_HELP } from "../cli/help.ts";
 import type { CliIo } from "../cli/io.ts";
+import { MAX_FRAME_BYTES, screenFrames } from "./framing.ts";
 import { createAcpServer } from "./server.ts";
 import { cliAcpSessionHosts } from "./session-host.ts";
 
@@ -20,12 +21,18 @@ export async function acpCommand(io: CliIo): Promise<number> {
   }
   const server = createAcpServer({ version: VERSION, log: io.stderr, hosts: cliAcpSessionHosts(io), serverCwd: canonicalPath(io.cwd) });
   const decoder = new TextDecoder();
+  const frames = screenFrames(Bun.stdin.stream(), {
+    reply: (message) => io.stdout(`${JSON.stringify(message)}\n`),
+    onEnd: () => server.cancelAll(),
+  });
   const output = new WritableStream<Uint8Array>({
     write(chunk) {
-      io.stdout(decoder.decode(chunk, { stream: true }));
+      const text = decoder.decode(chunk, { stream: true });
+      frames.sent(text);
+      io.stdout(text);
     },
   });
-  const connection = server.app.connect(acp.ndJsonStream(output, Bun.stdin.stream()));
+  const connection = server.app.connect(acp.ndJsonStream(output, frames.input, { maxMessageBytes: MAX_FRAME_BYTES + 1 }));
   let interrupted = false;
   io.onInterrupt(() => {
     interrupted = true;

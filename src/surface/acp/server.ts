@@ -87,6 +87,7 @@ export function createAcpServer(options: AcpServerOptions) {
   /** An absolute path to an existing directory, canonical; invalid params otherwise. */
   function directory(value: unknown, what: string): string {
     if (typeof value !== "string" || !isAbsolute(value)) throw acp.RequestError.invalidParams(undefined, `${what} must be an absolute path`);
+    if (value.includes("\0")) throw acp.RequestError.invalidParams(undefined, `${what} must not contain a NUL character`);
     const path = canonicalPath(value);
     let isDirectory = false;
     try {
@@ -254,6 +255,14 @@ export function createAcpServer(options: AcpServerOptions) {
 
   return {
     app,
+    /** Cancels every running turn (stdin ended): their prompts answer `cancelled`. */
+    cancelAll(): void {
+      for (const entry of sessions.values()) {
+        if (!entry.running) continue;
+        entry.cancelled = true;
+        entry.session.cancel();
+      }
+    },
     /** Cancels every running turn and closes every session's services (at the end of the stream). */
     async shutdown(): Promise<void> {
       await Promise.allSettled([...opening.values()]);
