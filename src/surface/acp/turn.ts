@@ -30,15 +30,18 @@ export type AcpEntry = {
   close(): Promise<void>;
 };
 
-/** Sends a session's updates one after another, in order; `flushed` settles once all went out. */
+/**
+ * Sends a session's updates; `flushed` settles once all went out. The SDK writes messages in the
+ * order they are sent, so waiting for the last one is waiting for all of them.
+ */
 export function updateSender(client: acp.AgentContext, sessionId: string, log: (line: string) => void) {
-  let outgoing: Promise<unknown> = Promise.resolve();
+  let last: Promise<unknown> = Promise.resolve();
   return {
     send(update: acp.SessionUpdate) {
-      outgoing = outgoing.then(() => client.notify(acp.methods.client.session.update, { sessionId, update })).catch((error) => log(`zero acp: session/update failed: ${errorMessage(error)}\n`));
+      last = client.notify(acp.methods.client.session.update, { sessionId, update }).catch((error) => log(`zero acp: session/update failed: ${errorMessage(error)}\n`));
     },
     get flushed(): Promise<unknown> {
-      return outgoing;
+      return last;
     },
   };
 }
