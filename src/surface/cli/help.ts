@@ -112,11 +112,12 @@ The protocol is described in docs/host-protocol.md.
 export const ACP_HELP = `Usage: zero acp
 
 Serves the Agent Client Protocol (ACP) on stdio for editors: JSON-RPC messages,
-one per line, on stdin and stdout; diagnostics on stderr. Each session/new opens
-a session in the directory it names, with that directory's configuration.
-Approvals are asked with session/request_permission.
+one per line, on stdin and stdout; diagnostics on stderr. Each session has the
+configuration, tools, plugins and MCP servers of the directory it names, is stored
+there, and can be listed, loaded and resumed later. Approvals are asked with
+session/request_permission. The server runs until stdin ends.
 
-What is built and what is not yet is described in docs/acp.md.
+Editor setup: { "command": "zero", "args": ["acp"] }. Details: docs/acp.md.
 `;
 
 export const MCP_HELP = `Usage: zero mcp <action> [options]
