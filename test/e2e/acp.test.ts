@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import type { FakeProvider } from "../support/fake-provider.ts";
@@ -198,4 +198,42 @@ test("acp: session/new loads the config of its cwd; an untrusted project config 
 
   expect(Bun.spawnSync([ZERO_BIN, "trust"], { cwd: sandbox.workspace, env: sandbox.env }).exitCode).toBe(0);
   expect((await turn()).model).toBe("project-model-1");
+}, 60_000);
+
+/** Whether a process with exactly this command line runs (Linux: /proc). */
+function running(commandLine: string): boolean {
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0").filter(Boolean).join(" ") === commandLine) return true;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return false;
+}
+
+test("acp: session/cancel during a `run` kills its process: the prompt answers cancelled promptly and the sleep is gone", async () => {
+  sandbox.writeUserConfig(fakeConfig(fake.url));
+  const a = await startAgent(() => ({ outcome: { outcome: "selected", optionId: "allow-once" } }));
+  // An unusual duration so no other process matches.
+  const sleep = "sleep 1237";
+  try {
+    await initialize(a);
+    const sessionId = await newSession(a);
+    fake.script([{ toolCalls: [{ name: "run", args: { command: sleep }, id: "call_sleep" }] }, { text: "never reached" }]);
+    const pending = prompt(a, sessionId, "sleep a long time");
+    await waitUntil("the sleep to run", () => running(sleep), 15_000);
+    const cancelledAt = performance.now();
+    await a.agent.notify(acp.methods.agent.session.cancel, { sessionId });
+    expect(await pending).toMatchObject({ stopReason: "cancelled" });
+    expect(performance.now() - cancelledAt).toBeLessThan(5_000);
+    await waitUntil("the sleep to be killed", () => !running(sleep), 5_000);
+    // The session serves again.
+    fake.script([{ text: "back" }]);
+    expect(await prompt(a, sessionId, "still there?")).toMatchObject({ stopReason: "end_turn" });
+  } finally {
+    expect(await a.stop()).toBe(0);
+  }
+  expect(running(sleep)).toBe(false);
 }, 60_000);
