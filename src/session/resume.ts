@@ -1,5 +1,5 @@
 import type { EffectiveConfig } from "../config/schema.ts";
-import { toolCallsOf, toolResultMessage, type AssistantMessage, type Message } from "../protocol/messages.ts";
+import { toolCallsOf, toolResultMessage, userMessage, type AssistantMessage, type Message } from "../protocol/messages.ts";
 import type { Checkpoint, RunRow, SessionSurface, Store } from "../store/store.ts";
 import { StoreError } from "../store/errors.ts";
 import { UsageError } from "../util/errors.ts";
@@ -183,4 +183,19 @@ export function checkRestorable(store: Store | undefined, sessionId: string, ctx
     if (meta.agent !== ctx.config.defaultAgent) throw new UsageError(`${what} was a conversation with agent ${meta.agent}; the root agent is now ${ctx.config.defaultAgent}`);
   }
   return meta;
+}
+
+/**
+ * The history a turn continues. A continued run (--resume-run) takes its own last marker, or —
+ * killed before its first — the session's, plus whatever it had stored past it; its task is
+ * restored when nothing of it was stored.
+ */
+export function historyFor(store: Store, sessionId: string, continuation: Continuation | undefined): { history: Message[]; stored: Message[] } {
+  if (continuation?.kind !== "run") return loadHistory(store, sessionId, store.latestCheckpoint({ sessionId }));
+  const run = continuation.run;
+  const own = store.latestCheckpoint({ runId: run.id });
+  const loaded = loadHistory(store, sessionId, own ?? store.latestCheckpoint({ sessionId }), { continuingRun: true });
+  // Its task is restored when nothing the run wrote survived (killed during its first request).
+  if (!own && !store.hasMessagesOf(sessionId, run.id)) loaded.history.push(userMessage(run.task));
+  return loaded;
 }

@@ -1,108 +1,26 @@
 import { tmpdir } from "node:os";
-import type { EffectiveConfig } from "../config/schema.ts";
 import { newSessionId } from "../protocol/ids.ts";
-import { userMessage, type Message } from "../protocol/messages.ts";
-import { createApprovalBroker, type ApprovalAnswer, type ApprovalRequest, type ApprovalResponder } from "../policy/approvals.ts";
+import type { Message } from "../protocol/messages.ts";
+import { createApprovalBroker, type ApprovalAnswer, type ApprovalResponder } from "../policy/approvals.ts";
 import { createRedactor, type Redactor } from "../security/redact.ts";
 import { withVisibleRedaction } from "../security/visible-redaction.ts";
-import type { SessionSurface, Store } from "../store/store.ts";
+import type { Store } from "../store/store.ts";
 import type { RuntimeEvent } from "../protocol/events.ts";
-import type { Env } from "../util/env.ts";
 import { UsageError } from "../util/errors.ts";
 import type { EventListener } from "./emitter.ts";
-import { checkSavedModel, loadHistory, resolveRunResume, resolveSessionResume, type Continuation } from "./resume.ts";
+import { checkSavedModel, historyFor, resolveRunResume, resolveSessionResume, type Continuation } from "./resume.ts";
 import { titleFrom, type CheckpointMeta } from "./recorder.ts";
-import { knownSecretValues, prepareRun, type RunOutcome, type RunOverrides } from "./run.ts";
-import { claimSession, RunCancelledBeforeStart } from "./session-claim.ts";
+import { knownSecretValues, prepareRun, type RunOutcome } from "./run.ts";
+import { claimSession, ensureSession, RunCancelledBeforeStart } from "./session-claim.ts";
+import { withinBound } from "../util/timers.ts";
 
 export { RunCancelledBeforeStart } from "./session-claim.ts";
-import type { ToolSource } from "./tool-sources.ts";
-import type { LoopHooks } from "../agent/loop-input.ts";
-import type { RunHooks } from "../agent/run-hooks.ts";
+export type { OpenRequest, PendingApproval, RunHandle, SendOptions, Session, SessionServiceOptions, StoreAccess } from "./service-types.ts";
+import type { OpenRequest, PendingApproval, SendOptions, Session, SessionServiceOptions } from "./service-types.ts";
 import { createDelegationCoordinator } from "./delegation/coordinator.ts";
 import type { DelegationCoordinator } from "./delegation/coordinator.ts";
 import type { DelegationProvider } from "./delegation/types.ts";
-import type { MediaPart } from "../tool/define.ts";
 import { createWorkspaceRegistry } from "./delegation/workspaces.ts";
-
-/** The store as the service sees it: opened only when something must be written or read. */
-export type StoreAccess = {
-  /** Opens (creating the state directory on first use); undefined when storage is disabled. */
-  open(): Store | undefined;
-  /** Whether a database already exists (so a resume can fail without creating one). */
-  exists(): boolean;
-  enabled: boolean;
-};
-
-export type SessionServiceOptions = {
-  config: EffectiveConfig;
-  env: Env;
-  workspace: string;
-  extraDirs: string[];
-  surface: SessionSurface;
-  overrides: RunOverrides;
-  store: StoreAccess;
-  /** Interactive surfaces answer approvals through `answerApproval`; headless sessions deny what needs asking. */
-  interactive?: boolean;
-  /** Notices for people (waiting for another process); stderr on the CLI. */
-  log?(line: string): void;
-  toolSources?: readonly ToolSource[];
-  /** Lifecycle hooks every run of the service gets, delegated children included (plugins). */
-  runHooks?: RunHooks;
-  /** How often a session busy in another process is checked again (ms). */
-  claimPollMs?: number;
-  /** Where isolated child workspaces (git worktrees, scratch dirs) are made; default: the OS temp dir. */
-  tempRoot?: string;
-};
-
-export type OpenRequest =
-  /** `durable`: the session is stored at once, before its first turn (ACP lists it from then on). */
-  | { kind: "new"; durable?: boolean }
-  /** `--resume <id|latest>`. */
-  | { kind: "resume"; ref: string }
-  /** `--resume-run <id|latest>`: the interrupted run itself continues. */
-  | { kind: "resume-run"; ref: string }
-  /** A session the surface names itself (host): continued when it exists, created when not. */
-  | { kind: "named"; sessionId: string };
-
-export type RunHandle = {
-  /** Settles when the run ended (or was refused before it started: then it rejects). */
-  done: Promise<RunOutcome>;
-  cancel(): void;
-};
-
-export type PendingApproval = ApprovalRequest & { sessionId: string };
-
-export type SendOptions = {
-  listeners?: EventListener[];
-  hooks?: LoopHooks;
-  workflow?: string;
-  /** `--attach` paths. */
-  attach?: readonly string[];
-  /** Media the surface received with the prompt (ACP images and audio), validated by the surface. */
-  media?: readonly MediaPart[];
-  /** This turn's choices (ACP config options), over the service's. */
-  overrides?: RunOverrides;
-};
-
-export type Session = {
-  readonly id: string;
-  /** Queues a user turn; turns of one session run one at a time, in order. */
-  send(task: string, options?: SendOptions): RunHandle;
-  /** Events of every run of this session, live; `after` replays stored events after that store order first. */
-  subscribe(listener: EventListener, options?: { after?: number }): () => void;
-  /** Answers a pending approval of an interactive session. */
-  answerApproval(callId: string, answer: ApprovalAnswer): boolean;
-  /** Approval requests waiting for an answer (interactive sessions). */
-  pendingApprovals(): PendingApproval[];
-  /** Called with each approval request once it waits for `answerApproval` (interactive sessions); returns the unsubscribe. */
-  onApprovalPending(listener: (request: PendingApproval) => void): () => void;
-  /** Compacts the conversation before the next turn's first request (the TUI's /compact; ACP). */
-  compact(): void;
-  /** Cancels the running turn and every queued one. */
-  cancel(): void;
-  close(): void;
-};
 
 /**
  * The session service: every surface (run, exec, host, and later TUI and ACP)
@@ -118,6 +36,8 @@ export function createSessionService(options: SessionServiceOptions) {
   const workspaces = createWorkspaceRegistry();
   // Children outlive an evicted idle session object: their coordinator is kept per session id.
   const coordinators = new Map<string, DelegationCoordinator>();
+  // Turns queued or running in any session: shutdown lets them finish writing before the store closes.
+  const inflight = new Set<Promise<unknown>>();
   // One redactor for everything that leaves the process, matching secrets as written and as seen.
   const redactor: Redactor = withVisibleRedaction(createRedactor({ knownSecrets: knownSecretValues(options.config, options.env) }));
   const resumeContext = () => ({
@@ -341,6 +261,8 @@ export function createSessionService(options: SessionServiceOptions) {
             }
           });
         queue = done.catch(() => undefined);
+        const settled = queue.finally(() => inflight.delete(settled));
+        inflight.add(settled);
         return { done, cancel: () => controller.abort() };
       },
       subscribe(listener, subscribeOptions = {}) {
@@ -366,6 +288,11 @@ export function createSessionService(options: SessionServiceOptions) {
       compact() {
         compactNext = true;
       },
+      busy() {
+        if (controllers.size > 0) return true;
+        for (const child of coordinators.get(id)?.children.values() ?? []) if (child.status === "queued" || child.status === "running") return true;
+        return false;
+      },
       cancel() {
         for (const controller of controllers) controller.abort();
       },
@@ -381,10 +308,13 @@ export function createSessionService(options: SessionServiceOptions) {
     open,
     redactor,
     /**
-     * Ends what outlives a turn: unfinished children are cancelled and awaited (a one-shot process
-     * never leaves one running), then every isolated child workspace is removed. Call once work is over.
+     * Ends what outlives a turn: turns still running (cancelled by the caller) are given up to
+     * `turnBoundMs` to finish writing their records and release their session, unfinished children
+     * are cancelled and awaited (a one-shot process never leaves one running), then every isolated
+     * child workspace is removed. Call once work is over, before the store is closed.
      */
-    async shutdown() {
+    async shutdown(turnBoundMs = SHUTDOWN_TURN_BOUND_MS) {
+      if (inflight.size > 0) await withinBound(Promise.all(inflight), turnBoundMs, "turns still running").catch(() => undefined);
       await Promise.all([...coordinators.values()].map((coordinator) => coordinator.shutdown()));
       await workspaces.removeAll().catch(() => workspaces.removeAllSync());
     },
@@ -398,30 +328,8 @@ export function createSessionService(options: SessionServiceOptions) {
 
 export type SessionService = ReturnType<typeof createSessionService>;
 
-/**
- * The history a turn continues. A continued run (--resume-run) takes its own last marker, or —
- * killed before its first — the session's, plus whatever it had stored past it; its task is
- * restored when nothing of it was stored.
- */
-function historyFor(store: Store, sessionId: string, continuation: Continuation | undefined): { history: Message[]; stored: Message[] } {
-  if (continuation?.kind !== "run") return loadHistory(store, sessionId, store.latestCheckpoint({ sessionId }));
-  const run = continuation.run;
-  const own = store.latestCheckpoint({ runId: run.id });
-  const loaded = loadHistory(store, sessionId, own ?? store.latestCheckpoint({ sessionId }), { continuingRun: true });
-  // Its task is restored when nothing the run wrote survived (killed during its first request).
-  if (!own && !store.hasMessagesOf(sessionId, run.id)) loaded.history.push(userMessage(run.task));
-  return loaded;
-}
-
-/** Creates the session row unless it exists (two processes may create the same named session at once). */
-function ensureSession(store: Store, row: Parameters<Store["createSession"]>[0]): void {
-  if (store.getSession(row.id)) return;
-  try {
-    store.createSession(row);
-  } catch (error) {
-    if (!store.getSession(row.id)) throw error;
-  }
-}
+/** How long `shutdown` waits for cancelled turns to wind down. */
+export const SHUTDOWN_TURN_BOUND_MS = 10_000;
 
 /** A session id that belongs to another surface (or workspace): refused, never taken over. */
 export class SessionRefused extends UsageError {}

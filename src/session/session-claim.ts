@@ -45,3 +45,13 @@ export async function claimSession(
     if (options.signal.aborted) throw new RunCancelledBeforeStart(`cancelled while waiting for session ${sessionId}`);
   }
 }
+
+/** Creates the session row unless it exists (two processes may create the same named session at once). */
+export function ensureSession(store: Store, row: Parameters<Store["createSession"]>[0]): void {
+  if (store.getSession(row.id)) return;
+  try {
+    store.createSession(row);
+  } catch (error) {
+    if (!store.getSession(row.id)) throw error;
+  }
+}

@@ -48,6 +48,8 @@ describe("sessions", () => {
     expect(store.getSession("s-old")?.updatedAt).toBe("2025-01-05T00:00:00.000Z");
     expect(store.listSessions({ workspace: W, surface: "tui" }).map((s) => s.id)).toEqual(["s-mid"]);
     expect(store.listSessions({ workspace: W, limit: 2 }).map((s) => s.id)).toEqual(["s-old", "s-new"]);
+    expect(store.listSessions({ workspace: W, limit: 2, offset: 2 }).map((s) => s.id)).toEqual(["s-mid"]);
+    expect(store.listSessions({ workspace: W, offset: 3 })).toEqual([]);
 
     expect(store.getSession("s-new")?.status).toBe("idle");
     store.createRun(runRow({ id: "r1", sessionId: "s-new", status: "completed", startedAt: "2025-01-06T00:00:00.000Z" }));

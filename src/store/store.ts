@@ -49,7 +49,8 @@ export type Store = {
   titleSession(id: string, title: string): void;
   getSession(id: string): SessionRow | undefined;
   /** Newest activity first. */
-  listSessions(filter: { workspace: string; surface?: SessionSurface; limit?: number }): SessionRow[];
+  /** `offset` skips that many (pages). */
+  listSessions(filter: { workspace: string; surface?: SessionSurface; limit?: number; offset?: number }): SessionRow[];
   createRun(row: RunRow): void;
   updateRun(id: string, patch: RunPatch): void;
   getRun(id: string): RunRow | undefined;
@@ -145,7 +146,7 @@ function prepareStatements(db: Database) {
     listSessions: q<SessionRow>(
       `SELECT ${SESSION_COLUMNS}, ${SESSION_SPENDING_COLUMNS} FROM sessions s
        WHERE s.workspace = :workspace AND (:surface IS NULL OR s.surface = :surface)${childSessions ? " AND s.parent_session_id IS NULL" : ""}
-       ORDER BY s.updated_at DESC, s.created_at DESC, s.id DESC LIMIT :limit`,
+       ORDER BY s.updated_at DESC, s.created_at DESC, s.id DESC LIMIT :limit OFFSET :offset`,
     ),
     insertRun: q<never>(
       `INSERT INTO runs (id, session_id, root_id, parent_id, task, agent, model_alias, provider, api_model, status, reason,
@@ -366,7 +367,8 @@ export function openStore(options: OpenStoreOptions): { store: Store; notices: s
     },
     listSessions(filter) {
       live();
-      return s.listSessions.all({ workspace: filter.workspace, surface: filter.surface ?? null, limit: listLimit(filter.limit) });
+      const offset = filter.offset !== undefined && Number.isSafeInteger(filter.offset) && filter.offset > 0 ? filter.offset : 0;
+      return s.listSessions.all({ workspace: filter.workspace, surface: filter.surface ?? null, limit: listLimit(filter.limit), offset });
     },
     createRun(row) {
       live();

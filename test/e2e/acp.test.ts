@@ -237,3 +237,46 @@ test("acp: session/cancel during a `run` kills its process: the prompt answers c
   }
   expect(running(sleep)).toBe(false);
 }, 60_000);
+
+test("acp: session/close during a prompt cancels the turn and lets it finish writing; the session resumes and takes prompts again", async () => {
+  sandbox.writeUserConfig(fakeConfig(fake.url));
+  const a = await startAgent(() => ({ outcome: { outcome: "selected", optionId: "allow-once" } }));
+  try {
+    await initialize(a);
+    const sessionId = await newSession(a);
+    fake.script([{ text: "first answer" }]);
+    expect(await prompt(a, sessionId, "first")).toMatchObject({ stopReason: "end_turn" });
+    fake.script([{ kind: "stall" }]);
+    const before = fake.requests.length;
+    const stalled = prompt(a, sessionId, "take forever");
+    await fake.waitForRequests(before + 1);
+    await a.agent.request(acp.methods.agent.session.close, { sessionId });
+    expect(await stalled).toMatchObject({ stopReason: "cancelled" });
+    // The closed session's claim was released with its records: resuming and prompting does not wait.
+    await a.agent.request(acp.methods.agent.session.resume, { sessionId, cwd: sandbox.workspace, mcpServers: [] });
+    fake.script([{ text: "after the close" }]);
+    const again = await Promise.race([prompt(a, sessionId, "are you there?"), Bun.sleep(10_000).then(() => "hung")]);
+    expect(again).toMatchObject({ stopReason: "end_turn" });
+    expect(JSON.stringify(fake.requests.at(-1)!.body.messages)).toContain("first answer");
+    expect(a.stderr()).not.toContain("waiting");
+  } finally {
+    expect(await a.stop()).toBe(0);
+  }
+}, 60_000);
+
+test("acp: a known secret in a command is redacted in the permission request and every update; the raw stdout never carries it", async () => {
+  sandbox.writeUserConfig(fakeConfig(fake.url));
+  const secret = "sv-4f7a9c2e81b36d05aa77";
+  const a = await startAcpAgent(sandbox, () => ({ outcome: { outcome: "selected", optionId: "reject-once" } }), { env: { MY_SERVICE_TOKEN: secret } });
+  try {
+    await initialize(a);
+    const sessionId = await newSession(a);
+    fake.script([{ toolCalls: [{ name: "run", args: { command: `curl -H 'X-Token: ${secret}' http://127.0.0.1:9/` }, id: "call_curl" }] }, { text: "ok" }]);
+    expect(await prompt(a, sessionId, "call the service")).toMatchObject({ stopReason: "end_turn" });
+    expect(a.permissions).toHaveLength(1);
+    expect(JSON.stringify(a.permissions[0])).toContain("REDACTED");
+  } finally {
+    expect(await a.stop()).toBe(0);
+  }
+  expect(a.raw()).not.toContain(secret);
+}, 60_000);

@@ -1,7 +1,8 @@
-import * as acp from "@agentclientprotocol/sdk";
+import type * as acp from "@agentclientprotocol/sdk";
 import { REASONING_EFFORTS, WORK_DEPTHS } from "../../config/schema.ts";
 import type { EffectiveConfig, ReasoningEffort, WorkDepth } from "../../config/schema.ts";
 import type { RunOverrides } from "../../session/run.ts";
+import { invalidParams, quoted } from "./errors.ts";
 
 /**
  * What a client chose for an ACP session's next turns (`session/set_config_option`). Unset means
@@ -26,12 +27,12 @@ const DEPTH_NOTES: Record<WorkDepth, string> = {
   ultra: "the largest budgets",
 };
 
-/** The session's config options as ACP shows them: model, reasoning effort, work depth and (when any exist) workflow. */
 /** The reasoning efforts a model takes ("default" always: the model's own setting). */
 function effortsOf(config: EffectiveConfig, model: string): ReasoningEffort[] {
   return ["default", ...(config.models[model]?.supportedReasoningEfforts ?? REASONING_EFFORTS).filter((effort) => effort !== "default")];
 }
 
+/** The session's config options as ACP shows them: model, reasoning effort, work depth and (when any exist) workflow. */
 export function configOptions(config: EffectiveConfig, choices: SessionChoices, defaults: SessionDefaults): acp.SessionConfigOption[] {
   const model = choices.model ?? defaults.model;
   const options: acp.SessionConfigOption[] = [
@@ -78,7 +79,7 @@ export function configOptions(config: EffectiveConfig, choices: SessionChoices, 
 export function applyChoice(config: EffectiveConfig, choices: SessionChoices, defaults: SessionDefaults, configId: unknown, value: unknown): SessionChoices {
   const allowed = (values: readonly string[]) => {
     if (typeof value !== "string" || !values.includes(value)) {
-      throw acp.RequestError.invalidParams(undefined, `${String(configId)}: ${JSON.stringify(value)} is not one of ${values.join(", ")}`);
+      throw invalidParams(`${quoted(configId)}: ${quoted(value)} is not one of ${values.join(", ")}`);
     }
     return value;
   };
@@ -102,7 +103,7 @@ export function applyChoice(config: EffectiveConfig, choices: SessionChoices, de
       return name === "off" ? rest : { ...choices, workflow: name };
     }
     default:
-      throw acp.RequestError.invalidParams(undefined, `unknown config option ${JSON.stringify(configId)} (model, reasoning, depth${Object.keys(config.workflows).length > 0 ? ", workflow" : ""})`);
+      throw invalidParams(`unknown config option ${quoted(configId)} (model, reasoning, depth${Object.keys(config.workflows).length > 0 ? ", workflow" : ""})`);
   }
 }
 

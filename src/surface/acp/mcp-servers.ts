@@ -1,6 +1,7 @@
 import { isAbsolute } from "node:path";
-import * as acp from "@agentclientprotocol/sdk";
+import type * as acp from "@agentclientprotocol/sdk";
 import type { EffectiveConfig, McpServer } from "../../config/schema.ts";
+import { invalidParams as invalid, quoted } from "./errors.ts";
 
 /** At most this many client MCP servers per session. */
 export const MAX_CLIENT_MCP_SERVERS = 32;
@@ -46,7 +47,7 @@ export function clientMcpServers(servers: unknown, config: EffectiveConfig, work
       if (!Array.isArray(args) || args.some((arg) => typeof arg !== "string")) throw invalid(`${where}.args must be an array of strings`);
       entry = { type: "stdio", command: stdio.command, args, cwd: workspace, env: pairs(stdio.env ?? [], ENV_NAME, `${where}.env`), enabled: true };
     } else {
-      throw invalid(`${where} (${server.name}): transport ${JSON.stringify(type)} is not supported (stdio and http are)`);
+      throw invalid(`${where} (${server.name}): transport ${quoted(type)} is not supported (stdio and http are)`);
     }
     entries[idFor(server.name, config, entries)] = entry;
   }
@@ -85,8 +86,4 @@ function idFor(name: string, config: EffectiveConfig, taken: Record<string, McpS
   if (base === "") base = "client";
   if (free(base)) return base;
   for (let n = 2; ; n++) if (free(`${base}-${n}`)) return `${base}-${n}`;
-}
-
-function invalid(message: string): acp.RequestError {
-  return acp.RequestError.invalidParams(undefined, message);
 }

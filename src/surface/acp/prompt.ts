@@ -1,6 +1,7 @@
-import * as acp from "@agentclientprotocol/sdk";
+import type * as acp from "@agentclientprotocol/sdk";
 import type { MediaPart } from "../../tool/define.ts";
 import { sniffMedia } from "../../tool/media.ts";
+import { invalidParams as invalid, quoted } from "./errors.ts";
 
 /** What a `session/prompt` brings: the task text and the media beside it. */
 export type PromptInput = { text: string; media: MediaPart[] };
@@ -55,7 +56,7 @@ export function promptInput(blocks: readonly acp.ContentBlock[], maxBytes: numbe
         break;
       }
       default:
-        throw invalid(`${where}: unknown content type ${JSON.stringify((block as { type?: unknown }).type)} (text, image, audio, resource_link and resource are accepted)`);
+        throw invalid(`${where}: unknown content type ${quoted((block as { type?: unknown }).type)} (text, image, audio, resource_link and resource are accepted)`);
     }
   }
   const text = parts.join("\n\n").trim();
@@ -93,6 +94,3 @@ function nameOf(uri: string | null | undefined, fallback: string): string {
   return clean === "" ? fallback : clean;
 }
 
-function invalid(message: string): acp.RequestError {
-  return acp.RequestError.invalidParams(undefined, message);
-}

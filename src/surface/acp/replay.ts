@@ -1,5 +1,6 @@
 import type * as acp from "@agentclientprotocol/sdk";
 import type { Message, ToolCallState, ToolResultOutput } from "../../protocol/messages.ts";
+import { oneLine, toolKind } from "./updates.ts";
 
 /** `session/load` replays at most the last this-many messages of a session's history. */
 export const MAX_REPLAY_MESSAGES = 400;
@@ -8,7 +9,8 @@ export const MAX_REPLAY_TEXT = 20_000;
 /** …and each tool result at this many. */
 export const MAX_REPLAY_TOOL_OUTPUT = 4_000;
 
-const KIND_BY_TOOL: Record<string, acp.ToolKind> = { read: "read", write: "edit", run: "execute", find: "search", search: "search", delegate: "think", todo: "think" };
+// A stored call has no policy classification: its kind comes from the tool (search tools as live).
+const KIND_BY_TOOL: Record<string, acp.ToolKind> = { read: "read", write: "edit", run: "execute", delegate: "think", todo: "think" };
 
 /**
  * A stored conversation → the `session/update`s that show it again to a client loading the
@@ -19,7 +21,7 @@ export function replayUpdates(messages: readonly Message[], redact: (text: strin
   const updates: acp.SessionUpdate[] = [];
   const skipped = Math.max(0, messages.length - MAX_REPLAY_MESSAGES);
   const text = (kind: "user_message_chunk" | "agent_message_chunk" | "agent_thought_chunk", value: string) => {
-    if (value !== "") updates.push({ sessionUpdate: kind, content: { type: "text", text: redact(cut(value, MAX_REPLAY_TEXT)) } });
+    if (value !== "") updates.push({ sessionUpdate: kind, content: { type: "text", text: cut(redact(value), MAX_REPLAY_TEXT) } });
   };
   if (skipped > 0) text("agent_message_chunk", `(${skipped} earlier messages of this session are not shown)\n\n`);
   for (const message of messages.slice(skipped)) {
@@ -37,8 +39,8 @@ export function replayUpdates(messages: readonly Message[], redact: (text: strin
           updates.push({
             sessionUpdate: "tool_call",
             toolCallId: part.callId,
-            title: redact(titleOf(part.tool, part.input)),
-            kind: KIND_BY_TOOL[part.tool] ?? "other",
+            title: titleOf(part.tool, part.input, redact),
+            kind: KIND_BY_TOOL[part.tool] ?? toolKind(part.tool, null),
             status: statusOf(part.state),
             rawInput: redactDeep(part.input, redact) as Record<string, unknown>,
           });
@@ -50,7 +52,7 @@ export function replayUpdates(messages: readonly Message[], redact: (text: strin
           sessionUpdate: "tool_call_update",
           toolCallId: part.callId,
           status: part.output.type === "text" || part.output.type === "content" ? "completed" : "failed",
-          content: [{ type: "content", content: { type: "text", text: redact(cut(outputText(part.output), MAX_REPLAY_TOOL_OUTPUT)) } }],
+          content: [{ type: "content", content: { type: "text", text: cut(redact(outputText(part.output)), MAX_REPLAY_TOOL_OUTPUT) } }],
         });
       }
     }
@@ -74,17 +76,15 @@ function outputText(output: ToolResultOutput): string {
   }
 }
 
-/** A call's title: the tool and its main argument (a path, a command, a pattern), on one line. */
-function titleOf(tool: string, input: unknown): string {
+/** A call's title: the tool and its main argument (a path, a command, a pattern), on one line, redacted before it is cut. */
+function titleOf(tool: string, input: unknown, redact: (text: string) => string): string {
   const args = (typeof input === "object" && input !== null ? input : {}) as Record<string, unknown>;
   const main = ["path", "command", "pattern", "query", "url", "task"].map((key) => args[key]).find((value) => typeof value === "string") as string | undefined;
-  if (main === undefined) return tool;
-  const line = main.replace(/\s+/g, " ").trim();
-  return `${tool}: ${line.length > 120 ? `${line.slice(0, 117)}...` : line}`;
+  return main === undefined ? tool : `${tool}: ${oneLine(redact(main))}`;
 }
 
 function redactDeep(value: unknown, redact: (text: string) => string): unknown {
-  if (typeof value === "string") return redact(cut(value, MAX_REPLAY_TEXT));
+  if (typeof value === "string") return cut(redact(value), MAX_REPLAY_TEXT);
   if (Array.isArray(value)) return value.map((item) => redactDeep(item, redact));
   if (typeof value === "object" && value !== null) return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, redactDeep(item, redact)]));
   return value;

@@ -6,8 +6,10 @@ import { canonicalPath } from "../../util/paths.ts";
 import { errorMessage, UsageError } from "../../util/errors.ts";
 import { applyChoice, availableCommands, configOptions, MODES, ROOT_MODE_ID } from "./config-options.ts";
 import { replayUpdates } from "./replay.ts";
+import type { Session } from "../../session/service.ts";
+import { invalidParams, quoted } from "./errors.ts";
 import type { AcpSessionHosts } from "./session-host.ts";
-import { runPrompt, updateSender, type AcpEntry } from "./turn.ts";
+import { askPermission, runPrompt, updateSender, type AcpEntry } from "./turn.ts";
 
 export type AcpServerOptions = {
   version: string;
@@ -42,6 +44,8 @@ export function createAcpServer(options: AcpServerOptions) {
   const opening = new Map<string, Promise<AcpEntry>>();
   // Sessions closed to stay within MAX_LIVE_SESSIONS: how to open them again, and the client's choices.
   const parked = new Map<string, { origin: AcpEntry["origin"]; choices: AcpEntry["choices"] }>();
+  // The client side of the connection (one per process), for approvals asked outside a prompt.
+  let client: acp.AgentContext | undefined;
 
   /** The live session a request names; a parked one is opened again first. */
   async function known(sessionId: unknown): Promise<AcpEntry> {
@@ -58,7 +62,7 @@ export function createAcpServer(options: AcpServerOptions) {
       reopened.choices = again.choices;
       return reopened;
     }
-    throw acp.RequestError.invalidParams(undefined, `unknown session ${JSON.stringify(sessionId)}; create one with session/new (or restore it with session/load)`);
+    throw invalidParams(`unknown session ${quoted(sessionId)}; create one with session/new (or restore it with session/load)`);
   }
 
   /** Opens a session id once, however many requests ask for it at the same time. */
@@ -75,7 +79,8 @@ export function createAcpServer(options: AcpServerOptions) {
   /** Keeps the live sessions within bound: the least recently used idle, stored ones are parked. */
   async function park(keep: AcpEntry): Promise<void> {
     while (sessions.size > MAX_LIVE_SESSIONS) {
-      const idle = [...sessions.values()].filter((entry) => entry !== keep && !entry.running && entry.config.storage.enabled);
+      // Never one with a turn or a child run still going (parking would cancel it), nor one whose conversation lives only in memory.
+      const idle = [...sessions.values()].filter((entry) => entry !== keep && !entry.running && !entry.session.busy() && entry.config.storage.enabled);
       if (idle.length === 0) return;
       const oldest = idle.reduce((a, b) => (b.lastUsed < a.lastUsed ? b : a));
       parked.set(oldest.session.id, { origin: oldest.origin, choices: oldest.choices });
@@ -86,8 +91,8 @@ export function createAcpServer(options: AcpServerOptions) {
 
   /** An absolute path to an existing directory, canonical; invalid params otherwise. */
   function directory(value: unknown, what: string): string {
-    if (typeof value !== "string" || !isAbsolute(value)) throw acp.RequestError.invalidParams(undefined, `${what} must be an absolute path`);
-    if (value.includes("\0")) throw acp.RequestError.invalidParams(undefined, `${what} must not contain a NUL character`);
+    if (typeof value !== "string" || !isAbsolute(value)) throw invalidParams(`${what} must be an absolute path`);
+    if (value.includes("\0")) throw invalidParams(`${what} must not contain a NUL character`);
     const path = canonicalPath(value);
     let isDirectory = false;
     try {
@@ -95,13 +100,13 @@ export function createAcpServer(options: AcpServerOptions) {
     } catch {
       // reported below
     }
-    if (!isDirectory) throw acp.RequestError.invalidParams(undefined, `${what} ${value} is not an existing directory`);
+    if (!isDirectory) throw invalidParams(`${what} ${value} is not an existing directory`);
     return path;
   }
 
   function directories(value: unknown): string[] {
     if (value === undefined || value === null) return [];
-    if (!Array.isArray(value)) throw acp.RequestError.invalidParams(undefined, "additionalDirectories must be an array of absolute paths");
+    if (!Array.isArray(value)) throw invalidParams("additionalDirectories must be an array of absolute paths");
     return [...new Set(value.map((dir, index) => directory(dir, `additionalDirectories[${index}]`)))];
   }
 
@@ -115,10 +120,17 @@ export function createAcpServer(options: AcpServerOptions) {
     } catch (error) {
       if (error instanceof acp.RequestError) throw error;
       // A stored session that cannot be restored here is the request's problem; a config error is the workspace's.
-      if (error instanceof UsageError) throw acp.RequestError.invalidParams(undefined, `${method}: ${error.message}`);
+      if (error instanceof UsageError) throw invalidParams(`${method}: ${error.message}`);
       throw new acp.RequestError(-32603, `${method}: ${errorMessage(error)}`);
     }
-    const session = restore !== undefined ? host.service.open({ kind: "named", sessionId: restore }) : host.service.open({ kind: "new", durable: true });
+    let session: Session;
+    try {
+      session = restore !== undefined ? host.service.open({ kind: "named", sessionId: restore }) : host.service.open({ kind: "new", durable: true });
+    } catch (error) {
+      // The store could not be opened (state directory unusable, database locked): what started stops.
+      await host.close().catch(() => undefined);
+      throw new acp.RequestError(-32603, `${method}: ${errorMessage(error)}`);
+    }
     const root = host.config.agents[host.config.defaultAgent];
     // A session restored after a workflow turn goes on with that workflow chosen; otherwise with its saved model and depth.
     const saved = host.restored?.mode === "agent" ? host.restored : undefined;
@@ -131,12 +143,17 @@ export function createAcpServer(options: AcpServerOptions) {
       choices: workflow !== undefined ? { workflow } : {},
       defaults: { model: saved?.model.alias ?? root?.model ?? Object.keys(host.config.models)[0] ?? "", depth: (saved?.workDepth as WorkDepth | undefined) ?? host.config.workDepth },
       cancelled: false,
+      asked: new Set(),
       origin: { cwd: workspace, additionalDirectories, mcpServers: params.mcpServers },
       lastUsed: performance.now(),
       history: () => host.messages(session.id),
       redact: (text) => host.service.redactor.redact(text).text,
       close: host.close,
     };
+    // A background child may wait for an approval after its prompt answered: asked at once.
+    session.onApprovalPending((pending) => {
+      if (!entry.running && client) askPermission(entry, client, pending, Promise.resolve(), options.log);
+    });
     sessions.set(session.id, entry);
     await park(entry);
     return entry;
@@ -154,10 +171,10 @@ export function createAcpServer(options: AcpServerOptions) {
   /** `session/load` and `session/resume`: a live session is reused, a stored one restored once. */
   async function restore(method: string, params: acp.LoadSessionRequest | acp.ResumeSessionRequest): Promise<AcpEntry> {
     const sessionId = params?.sessionId;
-    if (typeof sessionId !== "string" || sessionId === "") throw acp.RequestError.invalidParams(undefined, `${method}: sessionId is required`);
+    if (typeof sessionId !== "string" || sessionId === "") throw invalidParams(`${method}: sessionId is required`);
     const live = sessions.get(sessionId);
     if (live) {
-      if (live.workspace !== directory(params.cwd, `${method}: cwd`)) throw acp.RequestError.invalidParams(undefined, `${method}: session ${sessionId} belongs to the workspace ${live.workspace}`);
+      if (live.workspace !== directory(params.cwd, `${method}: cwd`)) throw invalidParams(`${method}: session ${sessionId} belongs to the workspace ${live.workspace}`);
       live.lastUsed = performance.now();
       return live;
     }
@@ -177,7 +194,9 @@ export function createAcpServer(options: AcpServerOptions) {
 
   const app = acp
     .agent({ name: "zero-cli" })
-    .onRequest(acp.methods.agent.initialize, () => ({
+    .onRequest(acp.methods.agent.initialize, ({ client: connected }) => {
+      client = connected;
+      return {
       protocolVersion: acp.PROTOCOL_VERSION,
       agentInfo: { name: "zero-cli", title: "zero", version: options.version },
       agentCapabilities: {
@@ -186,8 +205,9 @@ export function createAcpServer(options: AcpServerOptions) {
         mcpCapabilities: { http: true, sse: false },
         sessionCapabilities: { list: {}, resume: {}, close: {}, additionalDirectories: {} },
       },
-      authMethods: [],
-    }))
+      authMethods: [] as acp.AuthMethod[],
+      };
+    })
     .onRequest(acp.methods.agent.session.new, async ({ params, client }) => {
       const entry = await openEntry("session/new", params);
       advertiseCommands(entry, client);
@@ -209,19 +229,20 @@ export function createAcpServer(options: AcpServerOptions) {
     })
     .onRequest(acp.methods.agent.session.list, ({ params }) => {
       const workspace = params?.cwd === undefined || params?.cwd === null ? options.serverCwd : directory(params.cwd, "session/list: cwd");
-      const offset = params?.cursor ? Number.parseInt(params.cursor, 10) : 0;
-      if (!Number.isSafeInteger(offset) || offset < 0) throw acp.RequestError.invalidParams(undefined, "session/list: cursor is not one this server gave");
-      const rows = options.hosts.list(workspace);
-      const page = rows.slice(offset, offset + LIST_PAGE);
+      const cursor = params?.cursor ?? "0";
+      const offset = /^\d{1,9}$/.test(cursor) ? Number(cursor) : -1;
+      if (offset < 0) throw invalidParams("session/list: cursor is not one this server gave");
+      // One row more than a page says whether another page follows.
+      const rows = options.hosts.list(workspace, { offset, limit: LIST_PAGE + 1 });
       return {
-        sessions: page.map((row) => ({ sessionId: row.id, cwd: row.workspace, ...(row.title ? { title: row.title } : {}), updatedAt: row.updatedAt })),
-        ...(offset + LIST_PAGE < rows.length ? { nextCursor: String(offset + LIST_PAGE) } : {}),
+        sessions: rows.slice(0, LIST_PAGE).map((row) => ({ sessionId: row.id, cwd: row.workspace, ...(row.title ? { title: row.title } : {}), updatedAt: row.updatedAt })),
+        ...(rows.length > LIST_PAGE ? { nextCursor: String(offset + LIST_PAGE) } : {}),
       };
     })
     .onRequest(acp.methods.agent.session.prompt, async ({ params, client, signal }) => runPrompt(await known(params?.sessionId), params, client, signal, options.log))
     .onRequest(acp.methods.agent.session.setMode, async ({ params }) => {
       await known(params?.sessionId);
-      if (params.modeId !== ROOT_MODE_ID) throw acp.RequestError.invalidParams(undefined, `mode ${JSON.stringify(params.modeId)} does not exist: zero has one root mode (${ROOT_MODE_ID}); specialists run as its child runs, workflows are the workflow config option`);
+      if (params.modeId !== ROOT_MODE_ID) throw invalidParams(`mode ${quoted(params.modeId)} does not exist: zero has one root mode (${ROOT_MODE_ID}); specialists run as its child runs, workflows are the workflow config option`);
       return {};
     })
     .onRequest(acp.methods.agent.session.setConfigOption, async ({ params }) => {
@@ -238,7 +259,7 @@ export function createAcpServer(options: AcpServerOptions) {
     .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
       const entry = typeof params?.sessionId === "string" ? sessions.get(params.sessionId) : undefined;
       if (!entry) {
-        options.log(`zero acp: session/cancel for unknown session ${JSON.stringify(params?.sessionId)}\n`);
+        options.log(`zero acp: session/cancel for unknown session ${quoted(params?.sessionId)}\n`);
         return;
       }
       if (!entry.running) return;
@@ -246,9 +267,11 @@ export function createAcpServer(options: AcpServerOptions) {
       entry.session.cancel();
     })
     .onRequest(acp.methods.agent.session.close, async ({ params }) => {
+      // A session still being opened is closed once it is open.
+      if (typeof params?.sessionId === "string") await opening.get(params.sessionId)?.catch(() => undefined);
       if (typeof params?.sessionId === "string" && parked.delete(params.sessionId)) return {};
       const entry = sessions.get(params?.sessionId);
-      if (!entry) throw acp.RequestError.invalidParams(undefined, `unknown session ${JSON.stringify(params?.sessionId)}`);
+      if (!entry) throw invalidParams(`unknown session ${quoted(params?.sessionId)}`);
       await closeEntry(entry);
       return {};
     });
@@ -274,7 +297,7 @@ export function createAcpServer(options: AcpServerOptions) {
 function parseSetModel(params: unknown): { sessionId: string; modelId: string } {
   const record = (typeof params === "object" && params !== null ? params : {}) as Record<string, unknown>;
   if (typeof record.sessionId !== "string" || typeof record.modelId !== "string") {
-    throw acp.RequestError.invalidParams(undefined, "session/set_model needs sessionId and modelId (strings)");
+    throw invalidParams("session/set_model needs sessionId and modelId (strings)");
   }
   return { sessionId: record.sessionId, modelId: record.modelId };
 }

@@ -37,8 +37,8 @@ export type OpenSessionRequest = {
 
 export type AcpSessionHosts = {
   open(request: OpenSessionRequest): Promise<AcpSessionHost>;
-  /** ACP sessions of a workspace, newest first. */
-  list(workspace: string): SessionRow[];
+  /** ACP sessions of a workspace, newest first: `limit` of them after the first `offset`. */
+  list(workspace: string, page: { offset: number; limit: number }): SessionRow[];
 };
 
 /**
@@ -83,11 +83,11 @@ export function cliAcpSessionHosts(io: Pick<CliIo, "stderr" | "env">): AcpSessio
         close: built.close,
       };
     },
-    list(workspace) {
+    list(workspace, page) {
       const loaded = loadConfig({ workspace, env: io.env });
       const store = existingStore(loaded, workspace);
       try {
-        return store?.listSessions({ workspace, surface: "acp", limit: 1000 }) ?? [];
+        return store?.listSessions({ workspace, surface: "acp", ...page }) ?? [];
       } finally {
         store?.close();
       }

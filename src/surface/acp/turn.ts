@@ -22,6 +22,8 @@ export type AcpEntry = {
   lastUsed: number;
   running?: RunHandle;
   cancelled: boolean;
+  /** Approvals asked and not yet answered (each is asked once). */
+  asked: Set<string>;
   /** The stored conversation (for `session/load`). */
   history(): Message[];
   /** Redaction of everything sent to the client outside a turn's events (a replay). */
@@ -53,6 +55,8 @@ export function updateSender(client: acp.AgentContext, sessionId: string, log: (
  */
 export async function runPrompt(entry: AcpEntry, params: acp.PromptRequest, client: acp.AgentContext, signal: AbortSignal, log: (line: string) => void): Promise<acp.PromptResponse> {
   const input = promptInput(params.prompt, entry.config.limits.maxAttachmentBytes);
+  // Cancelled while the session was being reopened: nothing starts.
+  if (signal.aborted) return { stopReason: "cancelled" };
   if (entry.running) throw acp.RequestError.invalidRequest(undefined, `session ${entry.session.id} is already running a prompt; cancel it or wait for its answer`);
   const sessionId = entry.session.id;
   const updates = updateSender(client, sessionId, log);
@@ -63,29 +67,16 @@ export async function runPrompt(entry: AcpEntry, params: acp.PromptRequest, clie
     return { stopReason: "end_turn" };
   }
   let failure: string | undefined;
-  const asked = new Set<string>();
-  const ask = (pending: PendingApproval) => {
-    if (asked.has(pending.callId)) return;
-    asked.add(pending.callId);
-    const request = permissionRequest(sessionId, pending, entry.workspace);
-    // After the updates before it (the tool call it is about), never holding later ones back.
-    void updates.flushed
-      .then(() => client.request(acp.methods.client.session.requestPermission, request))
-      .then(
-        (response) => answerFor(response),
-        (error) => {
-          log(`zero acp: session/request_permission failed (denied): ${errorMessage(error)}\n`);
-          return "deny" as const;
-        },
-      )
-      .then((answer) => entry.session.answerApproval(pending.callId, answer));
-  };
+  // Asked after the updates before it (the tool call it is about), never holding later ones back.
+  const ask = (pending: PendingApproval) => askPermission(entry, client, pending, updates.flushed, log);
   const listener = (event: RuntimeEvent) => {
     for (const update of updatesFor(event, entry.workspace)) updates.send(update);
     if (event.type === "run.failed" && !isChildEvent(event)) failure = event.error.message;
   };
   // The service says when an approval waits for an answer: then the client is asked.
   const stopAsking = entry.session.onApprovalPending(ask);
+  // Approvals that waited since the last prompt (a background child's) are asked now.
+  for (const pending of entry.session.pendingApprovals()) ask(pending);
   entry.cancelled = false;
   const handle = entry.session.send(input.text, {
     listeners: [listener],
@@ -117,6 +108,30 @@ export async function runPrompt(entry: AcpEntry, params: acp.PromptRequest, clie
     signal.removeEventListener("abort", onAbort);
     if (entry.running === handle) entry.running = undefined;
   }
+}
+
+/**
+ * Asks the client about one approval the session waits on, once per call, after `after`; its
+ * answer (a failure or a cancelled request: a denial) goes to the session's approval broker.
+ */
+export function askPermission(entry: AcpEntry, client: acp.AgentContext, pending: PendingApproval, after: Promise<unknown>, log: (line: string) => void): void {
+  if (entry.asked.has(pending.callId)) return;
+  entry.asked.add(pending.callId);
+  // The approval comes straight from the policy, not from the (redacted) event stream: scrub it here.
+  const request = permissionRequest(entry.session.id, { ...pending, reason: entry.redact(pending.reason), ...(pending.target !== undefined ? { target: entry.redact(pending.target) } : {}) }, entry.workspace);
+  void after
+    .then(() => client.request(acp.methods.client.session.requestPermission, request))
+    .then(
+      (response) => answerFor(response),
+      (error) => {
+        log(`zero acp: session/request_permission failed (denied): ${errorMessage(error)}\n`);
+        return "deny" as const;
+      },
+    )
+    .then((answer) => {
+      entry.asked.delete(pending.callId);
+      entry.session.answerApproval(pending.callId, answer);
+    });
 }
 
 const COMMAND_OPTION: Record<string, string> = { depth: "depth", model: "model", reasoning: "reasoning", workflow: "workflow" };

@@ -123,7 +123,8 @@ function toolCallDone(event: EventOf<"tool.completed">): acp.SessionUpdate {
   };
 }
 
-function oneLine(text: string): string {
+/** Text on one line, cut at 120 characters (titles). */
+export function oneLine(text: string): string {
   const line = text.replace(/\s+/g, " ").trim();
   return line.length > 120 ? `${line.slice(0, 117)}...` : line;
 }

@@ -13,7 +13,13 @@ import { openWorkspaceStore } from "./sessions-command.ts";
 // One process exit listener for every live service (an ACP server holds one per session).
 const exitHandlers = new Set<() => void>();
 const runExitHandlers = () => {
-  for (const handler of exitHandlers) handler();
+  for (const handler of exitHandlers) {
+    try {
+      handler();
+    } catch {
+      // one service's cleanup failing never keeps the others from theirs
+    }
+  }
 };
 
 /**
