@@ -86,6 +86,8 @@ test("acp: initialize, stream a turn, run a tool with allow-always, reuse it, ca
     expect(calls.find((c) => c.toolCallId === "call_edit")).toMatchObject({ kind: "edit", locations: [{ path: readme }] });
     const edited = a.updates.map((n) => n.update).find((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === "call_edit" && u.status === "completed");
     expect(JSON.stringify(edited)).toContain("+The answer is 43.");
+    // …and as ACP diff content, which editors show as a diff of the file.
+    expect((edited as acp.ToolCallUpdate).content?.[0]).toEqual({ type: "diff", path: readme, oldText: "The answer is 42.", newText: "The answer is 43." });
 
     // 4. session/cancel while the model stalls: the prompt answers cancelled promptly.
     fake.script([{ kind: "stall" }]);

@@ -69,8 +69,11 @@ export async function runPrompt(entry: AcpEntry, params: acp.PromptRequest, clie
   let failure: string | undefined;
   // Asked after the updates before it (the tool call it is about), never holding later ones back.
   const ask = (pending: PendingApproval) => askPermission(entry, client, pending, updates.flushed, log);
+  // The root run's call inputs, for the diff content of a completed edit.
+  const inputs = new Map<string, unknown>();
   const listener = (event: RuntimeEvent) => {
-    for (const update of updatesFor(event, entry.workspace)) updates.send(update);
+    if (event.type === "tool.requested" && !isChildEvent(event) && event.tool === "write") inputs.set(event.callId, event.input);
+    for (const update of updatesFor(event, entry.workspace, (callId) => inputs.get(callId))) updates.send(update);
     if (event.type === "run.failed" && !isChildEvent(event)) failure = event.error.message;
   };
   // The service says when an approval waits for an answer: then the client is asked.

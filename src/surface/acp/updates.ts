@@ -8,7 +8,7 @@ import { isChildEvent, type EventOf, type Operation, type RuntimeEvent, type Sto
  * call of its own (kind `think`, id `run:<child run id>`) from its start to its end, with its
  * run, parent, root and task ids in `_meta.zero`; its inner events are not forwarded.
  */
-export function updatesFor(event: RuntimeEvent, cwd: string): acp.SessionUpdate[] {
+export function updatesFor(event: RuntimeEvent, cwd: string, requested?: (callId: string) => unknown): acp.SessionUpdate[] {
   if (event.type === "agent.spawned" || event.type === "agent.completed") return childRunUpdates(event);
   if (isChildEvent(event)) return [];
   switch (event.type) {
@@ -24,7 +24,7 @@ export function updatesFor(event: RuntimeEvent, cwd: string): acp.SessionUpdate[
       // The latest progress line stands as the call's content until its result replaces it.
       return [{ sessionUpdate: "tool_call_update", toolCallId: event.callId, status: "in_progress", content: [{ type: "content", content: { type: "text", text: event.message } }] }];
     case "tool.completed":
-      return [toolCallDone(event)];
+      return [toolCallDone(event, editDiff(event, requested?.(event.callId), cwd))];
     case "plan.updated":
       return [{ sessionUpdate: "plan", entries: event.items.map((item) => ({ content: item.content, status: item.status, priority: "medium" })) }];
     case "context.updated":
@@ -109,8 +109,16 @@ function toolCall(event: EventOf<"tool.requested">, cwd: string): acp.SessionUpd
   };
 }
 
-function toolCallDone(event: EventOf<"tool.completed">): acp.SessionUpdate {
-  const content: acp.ToolCallContent[] = [];
+/** A completed `write` edit as ACP diff content (the replaced text and its replacement), from the call's input. */
+function editDiff(event: EventOf<"tool.completed">, input: unknown, cwd: string): acp.ToolCallContent | undefined {
+  if (event.tool !== "write" || event.status !== "completed" || typeof input !== "object" || input === null) return undefined;
+  const { operation, path, oldText, newText } = input as Record<string, unknown>;
+  if (operation !== "edit" || typeof path !== "string" || typeof oldText !== "string" || typeof newText !== "string") return undefined;
+  return { type: "diff", path: isAbsolute(path) ? path : resolve(cwd, path), oldText, newText };
+}
+
+function toolCallDone(event: EventOf<"tool.completed">, diff?: acp.ToolCallContent): acp.SessionUpdate {
+  const content: acp.ToolCallContent[] = diff ? [diff] : [];
   if (event.output !== "") content.push({ type: "content", content: { type: "text", text: event.output } });
   // Our diff is unified text; ACP's diff content wants whole old/new texts, which we do not keep.
   if (event.diff) content.push({ type: "content", content: { type: "text", text: "```diff\n" + event.diff + (event.diff.endsWith("\n") ? "" : "\n") + "```" } });
