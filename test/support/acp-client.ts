@@ -1,6 +1,6 @@
 import { expect } from "bun:test";
 import * as acp from "@agentclientprotocol/sdk";
-import { ZERO_BIN, waitUntil, type Sandbox } from "./cli.ts";
+import { fakeConfig, ZERO_BIN, waitUntil, type Sandbox } from "./cli.ts";
 
 /**
  * The client side of the whole-program ACP tests (test/e2e/acp*.test.ts): `zero acp` spawned as an
@@ -156,3 +156,29 @@ export function updatesOfKind<K extends acp.SessionUpdate["sessionUpdate"]>(upda
     .map((n) => n.update)
     .filter((u): u is Extract<acp.SessionUpdate, { sessionUpdate: K }> => u.sessionUpdate === kind);
 }
+
+/** The capabilities of the fake's model aliases in the session tests. */
+export const MODEL_CAPABILITIES = ["text", "tools"];
+/** Aliases on the one fake: the request's `model` says which one a turn used. */
+export const ALIAS_MODELS = {
+  other: { provider: "fake", model: "other-1", capabilities: MODEL_CAPABILITIES },
+  picky: { provider: "fake", model: "picky-1", capabilities: MODEL_CAPABILITIES, supportedReasoningEfforts: ["low", "high"] },
+  scout: { provider: "fake", model: "scout-1", capabilities: MODEL_CAPABILITIES },
+  reviewer: { provider: "fake", model: "reviewer-1", capabilities: MODEL_CAPABILITIES },
+};
+
+/** The fake's config with the `ALIAS_MODELS` aliases too; `extra.models` adds to (or replaces) them, the rest of `extra` goes to the config. */
+export function aliasConfig(fakeUrl: string, extra: Record<string, unknown> = {}) {
+  const { models, ...rest } = extra as { models?: Record<string, unknown> };
+  return fakeConfig(fakeUrl, "chat", { models: { ...ALIAS_MODELS, ...models }, ...rest });
+}
+
+/** `zero acp` started and initialized. */
+export async function startInitialized(sandbox: Sandbox, answer: PermissionAnswer = choose("allow-once"), options: { cwd?: string } = {}): Promise<AcpAgent> {
+  const a = await startAcpAgent(sandbox, answer, options);
+  await initialize(a);
+  return a;
+}
+
+/** What a JSON-RPC error says: its message and data. */
+export const errorText = (error: unknown): string => `${(error as Error)?.message ?? ""} ${JSON.stringify((error as { data?: unknown })?.data ?? "")}`;
