@@ -290,8 +290,11 @@ describe.each(PROTOCOLS)("$name protocol", (proto) => {
     const r = await run(model());
     const times = r.parts.filter((p) => p.part.type === "text-delta").map((p) => p.at);
     expect(times.length).toBe(4);
-    expect(times[3]! - times[0]!).toBeGreaterThanOrEqual(100); // 3 gaps of ~40 ms
-    for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBeGreaterThanOrEqual(10);
+    // 3 gaps of 40 ms at the server; on a loaded machine the client may read two at once, so the
+    // check is that they are spread out at all (an undelayed stream arrives within a millisecond or two).
+    expect(times[3]! - times[0]!).toBeGreaterThanOrEqual(60);
+    const gaps = times.slice(1).map((t, i) => t - times[i]!);
+    expect(gaps.filter((gap) => gap >= 20).length).toBeGreaterThanOrEqual(2);
   });
 });
 
