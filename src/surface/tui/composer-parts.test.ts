@@ -14,7 +14,7 @@ describe("command registry", () => {
   });
 
   test("completion: prefix matches first, then names that contain the word", () => {
-    expect(completeCommand("/m").map((c) => c.name)).toEqual(["model"]);
+    expect(completeCommand("/m").map((c) => c.name)).toEqual(["model", "compact"]); // starts with, then contains
     const e = completeCommand("/e");
     expect(e[0]!.name).toBe("quit"); // its alias /exit starts with e
     expect(e.every((c) => [c.name, ...(c.aliases ?? [])].some((n) => n.includes("e")))).toBe(true);
