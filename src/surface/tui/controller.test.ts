@@ -1,0 +1,119 @@
+import { afterEach, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import type { Sandbox } from "../../../test/support/cli.ts";
+import { waitUntil } from "../../../test/support/cli.ts";
+import { useFakeProviderAndSandbox } from "../../../test/support/e2e-hooks.ts";
+import type { FakeProvider } from "../../../test/support/fake-provider.ts";
+import { loadConfig } from "../../config/load.ts";
+import { createSessionService } from "../../session/service.ts";
+import { workspaceStateDir } from "../../store/state.ts";
+import { openStore, type Store } from "../../store/store.ts";
+import { createController, initialState, type TuiState } from "./controller.ts";
+import { visibleRows } from "./timeline.ts";
+
+// The controller over the real session service, model runner, fake provider (HTTP) and store.
+
+let fake: FakeProvider;
+let sandbox: Sandbox;
+let store: Store | undefined;
+useFakeProviderAndSandbox({ fake: (f) => (fake = f), sandbox: (s) => (sandbox = s) }, { userConfig: true });
+afterEach(() => {
+  store?.close();
+  store = undefined;
+});
+
+function setup(resume?: string) {
+  const loaded = loadConfig({ workspace: sandbox.workspace, env: sandbox.env });
+  const dir = workspaceStateDir(sandbox.env, sandbox.workspace);
+  const service = createSessionService({
+    config: loaded.config,
+    env: sandbox.env,
+    workspace: sandbox.workspace,
+    extraDirs: [],
+    surface: "tui",
+    overrides: {},
+    interactive: true,
+    store: { enabled: true, exists: () => store !== undefined || existsSync(join(dir, "zero-cli.db")), open: () => (store ??= openStore({ dir }).store) },
+  });
+  let state: TuiState = initialState("");
+  const controller = createController({ service, config: loaded.config, update: (change) => change(state), read: () => state, ...(resume ? { resume } : {}) });
+  state = initialState(controller.session.id);
+  return { controller, state: () => state, service };
+}
+
+test("send, stream, queue two during a run (both run in order in the same conversation), then resume the session into a new controller", async () => {
+  const { controller, state } = setup();
+  fake.script([{ kind: "stall" }]);
+  expect(controller.submit("first task")).toBe("sent");
+  await fake.waitForRequests(1);
+  expect(state().running).toBe(true);
+  expect(controller.submit("second")).toBe("queued");
+  expect(controller.submit("third")).toBe("queued");
+  expect(state().queue.items.map((m) => m.text)).toEqual(["second", "third"]);
+  fake.script([{ text: "answer two" }, { text: "answer three" }]);
+  expect(controller.cancel()).toBe(true);
+  await waitUntil("the queue to drain", () => !state().running && state().queue.items.length === 0 && fake.requests.length >= 3, 15_000);
+  expect(JSON.stringify(fake.requests.at(-1)!.body.messages)).toContain("answer two");
+  const users = state().timeline.entries.filter((e) => e.kind === "user").map((e) => (e as { text: string }).text);
+  expect(users).toEqual(["first task", "second", "third"]);
+  const answers = visibleRows(state().timeline).flatMap((r) => (r.kind === "entry" && r.entry.kind === "assistant" ? [r.entry.text] : []));
+  expect(answers).toEqual(["answer two", "answer three"]);
+  const id = controller.session.id;
+  controller.close();
+
+  // A new TUI resuming it shows the same turns again.
+  const again = setup(id);
+  again.controller.replay();
+  expect(again.state().timeline.entries.filter((e) => e.kind === "assistant").map((e) => (e as { text: string }).text)).toEqual(["answer two", "answer three"]);
+  expect(again.state().started).toBe(true);
+}, 30_000);
+
+test("approvals: A allows for the session (the decision is in the timeline); N denies", async () => {
+  const { controller, state } = setup();
+  const write = (path: string, id: string) => ({ toolCalls: [{ name: "write", args: { operation: "write", path, content: "x" }, id }] });
+  fake.script([write("a.txt", "c1"), { text: "done" }]);
+  controller.submit("write a");
+  await waitUntil("the approval", () => state().approvals.length === 1);
+  expect(state().approvals[0]).toMatchObject({ tool: "write", operation: "write-edit" });
+  controller.answer("always");
+  await waitUntil("the run to end", () => !state().running);
+  expect(existsSync(join(sandbox.workspace, "a.txt"))).toBe(true);
+  expect(state().timeline.entries.some((e) => e.kind === "decision" && e.answer === "always")).toBe(true);
+  fake.script([write("b.txt", "c2"), { text: "refused" }]);
+  controller.submit("write b");
+  await waitUntil("the second approval", () => state().approvals.length === 1);
+  controller.answer("deny");
+  await waitUntil("the second run to end", () => !state().running);
+  expect(existsSync(join(sandbox.workspace, "b.txt"))).toBe(false);
+  controller.close();
+}, 30_000);
+
+test("slash commands: choices apply to the next run; bad values name the allowed ones; pickers, help, clear, new", async () => {
+  const { controller, state } = setup();
+  controller.submit("/depth flash");
+  controller.submit("/depth bottomless");
+  expect(state().choices).toEqual({ depth: "flash" });
+  const notices = state().timeline.entries.filter((e) => e.kind === "notice").map((e) => (e as { text: string }).text);
+  expect(notices.at(-1)).toContain("flash, medium, pro, ultra");
+  controller.submit("/model");
+  expect(state().popup).toMatchObject({ kind: "picker", command: "model", current: "auto" });
+  controller.submit("/help");
+  expect(state().popup?.kind).toBe("help");
+  fake.script([{ text: "quick" }]);
+  controller.submit("hello");
+  await waitUntil("the run", () => !state().running && state().timeline.entries.some((e) => e.kind === "assistant"));
+  // flash: no todo or delegate tool was offered.
+  const tools = (fake.requests.at(-1)!.body.tools ?? []).map((t: { function?: { name: string } }) => t.function?.name);
+  expect(tools).not.toContain("todo");
+  controller.submit("/clear");
+  expect(state().timeline.entries).toEqual([]);
+  const before = controller.session.id;
+  controller.submit("/new");
+  expect(controller.session.id).not.toBe(before);
+  expect(state().sessionId).toBe(controller.session.id);
+  expect(state().choices).toEqual({ depth: "flash" });
+  controller.submit("/quit");
+  expect(state().quitting).toBe(true);
+  controller.close();
+}, 30_000);

@@ -1,0 +1,240 @@
+/**
+ * The TUI's behaviour without its looks: what sending, queueing, cancelling, approving and each
+ * slash command do, over one session of the session service. The view owns a store of
+ * `TuiState` and hands `update` (Solid's `setStore(produce(…))`); tests hand a function that
+ * changes a plain object. Choices (model, depth, reasoning, speed, workflow) apply to the next
+ * run, never to one in flight.
+ */
+import { REASONING_EFFORTS, SPEEDS, WORK_DEPTHS, type EffectiveConfig, type ReasoningEffort, type Speed, type WorkDepth } from "../../config/schema.ts";
+import type { RuntimeEvent } from "../../protocol/events.ts";
+import type { PendingApproval, RunHandle, Session, SessionService } from "../../session/service.ts";
+import { errorMessage } from "../../util/errors.ts";
+import { helpLines, parseCommandLine } from "./commands.ts";
+import { emptyHistory, remember, type ComposerHistory } from "./history.ts";
+import { dequeue, emptyQueue, enqueue, type MessageQueue } from "./queue.ts";
+import { addDecision, addError, addNotice, addUserTurn, applyEvent, clearTimeline, emptyTimeline, type TimelineState } from "./timeline.ts";
+
+export type Choices = { model?: string; reasoning?: ReasoningEffort; speed?: Speed; depth?: WorkDepth; workflow?: string };
+
+export type Popup = { kind: "help"; lines: string[] } | { kind: "queue" } | { kind: "picker"; command: string; options: string[]; current: string };
+
+export type TuiState = {
+  sessionId: string;
+  timeline: TimelineState;
+  queue: MessageQueue;
+  history: ComposerHistory;
+  choices: Choices;
+  /** The approval waiting for Y/A/N, oldest first. */
+  approvals: PendingApproval[];
+  popup?: Popup;
+  /** Whether the start screen shows (nothing sent yet in this session). */
+  started: boolean;
+  running: boolean;
+  /** Set when the user asked to leave (`/quit`, two Ctrl-C). */
+  quitting: boolean;
+};
+
+export type Update = (change: (state: TuiState) => void) => void;
+
+export type ControllerOptions = {
+  service: SessionService;
+  config: EffectiveConfig;
+  update: Update;
+  /** The state as it is now (read-only for the controller's decisions). */
+  read(): TuiState;
+  /** `--resume`: the session to continue (its stored events are replayed into the timeline). */
+  resume?: string;
+};
+
+export function initialState(sessionId: string, sent: string[] = []): TuiState {
+  return { sessionId, timeline: emptyTimeline(), queue: emptyQueue(), history: emptyHistory(sent), choices: {}, approvals: [], started: false, running: false, quitting: false };
+}
+
+export function createController(options: ControllerOptions) {
+  const { service, config, update, read } = options;
+  let session: Session = service.open(options.resume ? { kind: "resume", ref: options.resume } : { kind: "new" });
+  let running: RunHandle | undefined;
+  let stopApprovals = watchApprovals(session);
+
+  function watchApprovals(target: Session): () => void {
+    return target.onApprovalPending((pending) => update((state) => void state.approvals.push(pending)));
+  }
+
+  const onEvent = (event: RuntimeEvent) => update((state) => applyEvent(state.timeline, event));
+
+  /** Starts a run of `text` now (the caller made sure none is running). */
+  function start(text: string, attachments: string[]): void {
+    const { choices } = read();
+    update((state) => {
+      addUserTurn(state.timeline, text, attachments);
+      state.started = true;
+      state.running = true;
+    });
+    const handle = session.send(text, {
+      listeners: [onEvent],
+      overrides: {
+        ...(choices.model !== undefined ? { model: choices.model } : {}),
+        ...(choices.reasoning !== undefined ? { reasoningEffort: choices.reasoning } : {}),
+        ...(choices.speed !== undefined ? { speed: choices.speed } : {}),
+        ...(choices.depth !== undefined ? { depth: choices.depth } : {}),
+      },
+      ...(choices.workflow !== undefined ? { workflow: choices.workflow } : {}),
+    });
+    running = handle;
+    void handle.done
+      .catch((error) => update((state) => addError(state.timeline, errorMessage(error))))
+      .finally(() => {
+        if (running === handle) running = undefined;
+        update((state) => {
+          state.running = false;
+          state.approvals = [];
+        });
+        // The queue runs on in the same conversation.
+        const next = read().queue.items[0];
+        if (next && !read().quitting) {
+          update((state) => void dequeue(state.queue));
+          start(next.text, next.attachments);
+        }
+      });
+  }
+
+  /** The composer's Enter: a command, a message for now, or one for the queue. */
+  function submit(text: string): "sent" | "queued" | "full" | "command" | "empty" {
+    const trimmed = text.trim();
+    if (trimmed === "") return "empty";
+    update((state) => remember(state.history, text));
+    const command = parseCommandLine(trimmed);
+    if (command) {
+      runCommand(command.name, command.argument, command.known);
+      return "command";
+    }
+    if (running) {
+      let added = false;
+      update((state) => void (added = enqueue(state.queue, text)));
+      return added ? "queued" : "full";
+    }
+    start(text, []);
+    return "sent";
+  }
+
+  function note(text: string): void {
+    update((state) => addNotice(state.timeline, text));
+  }
+
+  /** A choice from a command or a picker; the allowed values are named when one is wrong. */
+  function choose(name: "model" | "reasoning" | "speed" | "depth" | "workflow", value: string): void {
+    const allowed = choicesFor(name);
+    if (value === "auto" && name === "model") {
+      update((state) => void delete state.choices.model);
+      return note("model: each agent's configured model for the next runs");
+    }
+    if ((name === "workflow" && value === "off") || (name !== "model" && name !== "workflow" && value === "default")) {
+      update((state) => void delete state.choices[name]);
+      return note(`${name}: ${name === "workflow" ? "off" : "the configured default"} for the next runs`);
+    }
+    if (!allowed.includes(value)) return note(`${name}: '${value}' is not one of ${allowed.join(", ")}`);
+    update((state) => void ((state.choices as Record<string, string>)[name] = value));
+    note(`${name}: ${value} for the next runs${running ? " (the run in flight keeps its own)" : ""}`);
+  }
+
+  function choicesFor(name: string): string[] {
+    switch (name) {
+      case "model":
+        return Object.keys(config.models);
+      case "reasoning":
+        return [...REASONING_EFFORTS];
+      case "speed":
+        return ["default", ...SPEEDS];
+      case "depth":
+        return [...WORK_DEPTHS];
+      case "workflow":
+        return ["off", ...Object.keys(config.workflows)];
+      default:
+        return [];
+    }
+  }
+
+  function runCommand(name: string, argument: string, known: boolean): void {
+    if (!known) return note(`/${name} is not a command; /help lists them`);
+    switch (name) {
+      case "model":
+      case "reasoning":
+      case "speed":
+      case "depth":
+      case "workflow": {
+        if (argument !== "") return choose(name, argument);
+        const current = (read().choices as Record<string, string | undefined>)[name] ?? (name === "workflow" ? "off" : name === "model" ? "auto" : "default");
+        const options = name === "model" ? ["auto", ...choicesFor(name)] : choicesFor(name);
+        return update((state) => void (state.popup = { kind: "picker", command: name, options, current }));
+      }
+      case "compact":
+        session.compact();
+        return note("the conversation will be compacted before the next request");
+      case "queue":
+        return update((state) => void (state.popup = { kind: "queue" }));
+      case "help":
+        return update((state) => void (state.popup = { kind: "help", lines: helpLines() }));
+      case "clear":
+        return update((state) => clearTimeline(state.timeline));
+      case "new":
+        return newSession();
+      case "settings":
+        return note("the settings workspace arrives with the next TUI release; until then edit ~/.config/zero-cli/config.jsonc");
+      case "quit":
+        return update((state) => void (state.quitting = true));
+    }
+  }
+
+  function newSession(): void {
+    running?.cancel();
+    session.cancel();
+    stopApprovals();
+    session = service.open({ kind: "new" });
+    stopApprovals = watchApprovals(session);
+    update((state) => {
+      const fresh = initialState(session.id, state.history.sent);
+      Object.assign(state, { ...fresh, choices: state.choices });
+    });
+  }
+
+  return {
+    get session(): Session {
+      return session;
+    },
+    submit,
+    choose,
+    /** Esc: the active run stops (queued messages stay queued). */
+    cancel(): boolean {
+      if (!running) return false;
+      running.cancel();
+      return true;
+    },
+    /** Y / A / N on the oldest waiting approval. */
+    answer(answer: "once" | "always" | "deny"): void {
+      const pending = read().approvals[0];
+      if (!pending) return;
+      session.answerApproval(pending.callId, answer);
+      update((state) => {
+        state.approvals.shift();
+        addDecision(state.timeline, pending.tool, answer);
+      });
+    },
+    /** Replays a resumed session's stored events so its timeline shows again. */
+    replay(): void {
+      const events: RuntimeEvent[] = [];
+      session.subscribe((event) => void events.push(event), { after: 0 })();
+      update((state) => {
+        state.sessionId = session.id;
+        for (const event of events) applyEvent(state.timeline, event);
+        state.started = events.length > 0;
+      });
+    },
+    close(): void {
+      running?.cancel();
+      stopApprovals();
+      session.close();
+    },
+  };
+}
+
+export type Controller = ReturnType<typeof createController>;
