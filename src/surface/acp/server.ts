@@ -29,6 +29,7 @@ const LIST_PAGE = 50;
  * transparently, by the next request that names it.
  */
 export const MAX_LIVE_SESSIONS = 16;
+const MAX_PARKED_SESSIONS = 1_000;
 
 type SessionParams = { cwd?: unknown; additionalDirectories?: unknown; mcpServers?: unknown };
 
@@ -84,6 +85,8 @@ export function createAcpServer(options: AcpServerOptions) {
       if (idle.length === 0) return;
       const oldest = idle.reduce((a, b) => (b.lastUsed < a.lastUsed ? b : a));
       parked.set(oldest.session.id, { origin: oldest.origin, choices: oldest.choices });
+      // What is remembered about parked sessions is bounded too: the oldest are forgotten (session/load still restores them).
+      if (parked.size > MAX_PARKED_SESSIONS) parked.delete(parked.keys().next().value!);
       options.log(`zero acp: session ${oldest.session.id} parked to stay within ${MAX_LIVE_SESSIONS} live sessions; it reopens when a request names it\n`);
       await closeEntry(oldest);
     }
@@ -100,7 +103,7 @@ export function createAcpServer(options: AcpServerOptions) {
     } catch {
       // reported below
     }
-    if (!isDirectory) throw invalidParams(`${what} ${value} is not an existing directory`);
+    if (!isDirectory) throw invalidParams(`${what} ${quoted(value)} is not an existing directory`);
     return path;
   }
 
