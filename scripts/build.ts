@@ -3,6 +3,7 @@
 // tiny entry (dist/index.js) that answers --version/--help without loading it.
 import { chmodSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { resolve } from "node:path";
+import solidPlugin from "@opentui/solid/bun-plugin";
 
 const root = resolve(import.meta.dir, "..");
 const outdir = resolve(root, "dist");
@@ -25,6 +26,25 @@ await build({
   minify: true,
   // Loaded on the first HTML page only: kept out of the bundle every start has to map.
   external: ["turndown"],
+  // dist/tui.js is loaded with import() only when the TUI starts (never bundled into main.js).
+  define: { ZERO_BUNDLED_TUI: JSON.stringify("./tui.js") },
+});
+// The TUI: ESM (OpenTUI uses top-level await, so no CJS and no bytecode), Solid's browser build
+// inside (its node build renders once and then ignores input), the JSX through OpenTUI's Solid
+// transform. The native library stays in its platform package (@opentui/core-<os>-<arch>),
+// resolved at run time from dist/ through node_modules: an absolute path whatever the cwd.
+await build({
+  entrypoints: [resolve(root, "src/surface/tui/start.tsx")],
+  outdir,
+  target: "bun",
+  format: "esm",
+  minify: true,
+  conditions: ["browser"],
+  // Without it Bun.build adds the "development" condition and picks solid-js/dist/dev.js.
+  define: { "process.env.NODE_ENV": JSON.stringify("production") },
+  plugins: [solidPlugin],
+  external: ["@opentui/core-*"],
+  naming: { entry: "tui.[ext]", chunk: "tui-[name]-[hash].[ext]", asset: "tui-[name]-[hash].[ext]" },
 });
 await build({
   entrypoints: [resolve(root, "src/index.ts")],

@@ -3,6 +3,7 @@
 // Deliberately no `#!/usr/bin/env bun` line: started through such a shebang, Bun would load
 // the current directory's .env and run its bunfig.toml preloads before any of our code.
 // bin/zero is the one executable the package ships (test/e2e/hostile-workspace.test.ts).
+import { isatty } from "node:tty";
 import { MAIN_HELP } from "./surface/cli/help.ts";
 import { VERSION } from "./util/version.ts";
 
@@ -16,7 +17,7 @@ const first = args[0];
 // Bun.write, not process.stdout: the latter costs ~10 ms of setup on every start.
 if (first === "--version" || first === "-v") {
   void Bun.write(Bun.stdout, `${VERSION}\n`);
-} else if (first === undefined || first === "--help" || first === "-h" || first === "help") {
+} else if ((first === undefined && !(isatty(0) && isatty(1))) || first === "--help" || first === "-h" || first === "help") {
   void Bun.write(Bun.stdout, MAIN_HELP);
 } else {
   // Everything else loads the real CLI lazily so the two paths above stay fast.
@@ -24,5 +25,7 @@ if (first === "--version" || first === "-v") {
   // Until main answers, the exit code is an internal error: a process whose work never settles
   // (a plugin promise that never resolves) must not end as a success.
   process.exitCode = 1;
-  void import(mainModule).then(async ({ main }: typeof import("./surface/cli/main.ts")) => process.exit(await main(args)));
+  // No arguments in a terminal, or --resume: the interactive TUI (`tui` is its internal command name).
+  const argv = first === undefined || first === "--resume" ? ["tui", ...args] : args;
+  void import(mainModule).then(async ({ main }: typeof import("./surface/cli/main.ts")) => process.exit(await main(argv)));
 }

@@ -5,6 +5,7 @@
 export const MAIN_HELP = `zero: a multi-agent coding agent for your terminal
 
 Usage:
+  zero                        the interactive TUI (in a terminal; zero --resume <id> continues a session)
   zero run [options] [task]   run one task headlessly (task from arguments or stdin)
   zero exec [options] [prompt]  run one prompt for editors and wrappers (stream-json protocol)
   zero host                   serve the NDJSON host protocol v1 to bridge programs

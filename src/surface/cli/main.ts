@@ -11,6 +11,7 @@ import { mcpCommand } from "./mcp-command.ts";
 import { runCommand } from "./run-command.ts";
 import { sessionsCommand } from "./sessions-command.ts";
 import { skillsCommand } from "./skills-command.ts";
+import { tuiCommand } from "./tui-command.ts";
 import { createOutput, stdinMayHaveData } from "./stdio.ts";
 
 const COMMANDS: Record<string, (io: CliIo) => number | Promise<number>> = {
@@ -23,6 +24,8 @@ const COMMANDS: Record<string, (io: CliIo) => number | Promise<number>> = {
   trust: trustCommand,
   mcp: mcpCommand,
   skills: skillsCommand,
+  // `zero` with no arguments in a terminal, and `zero --resume <id>` (src/index.ts routes both here).
+  tui: tuiCommand,
   // Loaded on use: only this command needs the ACP SDK.
   acp: async (io) => (await import("../acp/command.ts")).acpCommand(io),
 };

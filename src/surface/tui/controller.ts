@@ -225,7 +225,11 @@ export function createController(options: ControllerOptions) {
       session.subscribe((event) => void events.push(event), { after: 0 })();
       update((state) => {
         state.sessionId = session.id;
-        for (const event of events) applyEvent(state.timeline, event);
+        for (const event of events) {
+          // The user's turns are not events of their own: each root run's task stands for one.
+          if (event.type === "run.started" && event.parentRunId === null) addUserTurn(state.timeline, event.task);
+          applyEvent(state.timeline, event);
+        }
         state.started = events.length > 0;
       });
     },

@@ -1,0 +1,91 @@
+import { afterEach, expect, test } from "bun:test";
+import { ZERO_BIN, type Sandbox } from "../support/cli.ts";
+import { useFakeProviderAndSandbox } from "../support/e2e-hooks.ts";
+import type { FakeProvider } from "../support/fake-provider.ts";
+
+// The real binary in a real terminal (tmux 120x40) against the scripted fake provider.
+
+let fake: FakeProvider;
+let sandbox: Sandbox;
+useFakeProviderAndSandbox({ fake: (f) => (fake = f), sandbox: (s) => (sandbox = s) }, { userConfig: true });
+
+const hasTmux = Bun.spawnSync(["sh", "-c", "command -v tmux"]).exitCode === 0;
+const session = `zero-tui-${process.pid}`;
+const tmux = (...args: string[]) => Bun.spawnSync(["tmux", ...args], { stdout: "pipe", stderr: "pipe" });
+const pane = () => tmux("capture-pane", "-p", "-t", session).stdout.toString();
+const keys = (...k: string[]) => tmux("send-keys", "-t", session, ...k);
+const typeText = (text: string) => tmux("send-keys", "-t", session, "-l", text);
+
+async function waitForPane(what: string | RegExp, timeoutMs = 15_000): Promise<string> {
+  const end = Date.now() + timeoutMs;
+  let last = "";
+  while (Date.now() < end) {
+    last = pane();
+    if (typeof what === "string" ? last.includes(what) : what.test(last)) return last;
+    await Bun.sleep(50);
+  }
+  throw new Error(`timed out waiting for ${what}; the pane:\n${last}`);
+}
+
+afterEach(() => void tmux("kill-session", "-t", session));
+
+test.skipIf(!hasTmux)("zero in a terminal: type a task, see streamed text and a tool row, approve with A, exit with Ctrl-C twice (terminal restored, resume hint)", async () => {
+  fake.script([
+    { text: ["Let me ", "check ", "the files."], chunkDelayMs: 30, toolCalls: [{ name: "run", args: { command: "echo tui-ok" } }] },
+    { text: ["All ", "done: ", "tui-ok seen."], chunkDelayMs: 30 },
+  ]);
+  const env = Object.entries({ ...sandbox.env, TERM: "xterm-256color" })
+    .map(([key, value]) => `${key}='${value.replaceAll("'", "'\\''")}'`)
+    .join(" ");
+  tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", "-c", sandbox.workspace, "bash --norc --noprofile");
+  keys(`PS1='$ '; stty -g > ${sandbox.root}/stty.before; clear`, "Enter");
+  await Bun.sleep(200);
+  keys(`env -i ${env} ${ZERO_BIN}; echo EXIT=$?; stty -g > ${sandbox.root}/stty.after`, "Enter");
+  await waitForPane("Ask zero to do something");
+  typeText("list the files please");
+  keys("Enter");
+  let screen = await waitForPane("› list the files please");
+  screen = await waitForPane("Let me check the files.");
+  screen = await waitForPane("[A] allow for this session");
+  expect(screen).toContain("$ echo tui-ok");
+  expect(screen).toContain(`in ${sandbox.workspace}`);
+  keys("a");
+  screen = await waitForPane("All done: tui-ok seen.");
+  expect(screen).toContain("✓ allowed for this session: run");
+  expect(screen).toMatch(/Worked for \d+s/);
+  // Ctrl-O shows the collapsed tool row.
+  keys("C-o");
+  screen = await waitForPane("run $ echo tui-ok");
+  expect(screen).toMatch(/⎿ completed/);
+  keys("C-c");
+  await waitForPane("press Ctrl-C again to quit");
+  keys("C-c");
+  screen = await waitForPane("EXIT=0");
+  expect(screen).toMatch(/resume with: zero --resume \S+/);
+  const modes = tmux("display", "-p", "-t", session, "#{alternate_on} #{mouse_any_flag}").stdout.toString().trim();
+  expect(modes).toBe("0 0");
+  await Bun.sleep(200);
+  expect(await Bun.file(`${sandbox.root}/stty.after`).text()).toBe(await Bun.file(`${sandbox.root}/stty.before`).text());
+  expect(fake.requests.length).toBe(2);
+  // Resume: the timeline comes back; the next task continues the same conversation.
+  const id = /resume with: zero --resume (\S+)/.exec(screen)![1]!;
+  fake.script([{ text: "Second answer." }]);
+  keys("clear", "Enter");
+  keys(`env -i ${env} ${ZERO_BIN} --resume ${id}; echo EXIT2=$?`, "Enter");
+  screen = await waitForPane("All done: tui-ok seen.");
+  expect(screen).toContain("› list the files please");
+  typeText("and again");
+  keys("Enter");
+  await waitForPane("Second answer.");
+  expect(JSON.stringify(fake.requests.at(-1)!.body.messages)).toContain("All done: tui-ok seen.");
+  keys("C-c");
+  keys("C-c");
+  screen = await waitForPane("EXIT2=0");
+  expect(screen).toContain(`resume with: zero --resume ${id}`);
+}, 60_000);
+
+test("zero without a terminal prints the help (as before)", async () => {
+  const proc = Bun.spawn([ZERO_BIN], { env: sandbox.env, cwd: sandbox.workspace, stdin: "ignore", stdout: "pipe" });
+  expect(await new Response(proc.stdout).text()).toContain("Usage:");
+  expect(await proc.exited).toBe(0);
+});
