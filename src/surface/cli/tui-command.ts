@@ -44,7 +44,7 @@ export async function tuiCommand(io: CliIo): Promise<number> {
   const loaded = loadConfig({ workspace, env: io.env });
   reportConfigNotices(tuiIo, loaded);
   const { service, close } = cliSessionService(tuiIo, loaded, { workspace, extraDirs: [], overrides: {}, surface: "tui", interactive: true });
-  let result: { sessionId: string; started: boolean };
+  let result: { sessionId: string; started: boolean; signalled: boolean };
   try {
     const { startTui } = (await import(TUI_MODULE)) as typeof import("../tui/start.tsx");
     trace("tui-module-loaded");
@@ -66,5 +66,6 @@ export async function tuiCommand(io: CliIo): Promise<number> {
   }
   for (const text of waiting) io.stderr(text);
   if (result.started) io.stdout(`resume with: zero --resume ${result.sessionId}\n`);
-  return 0;
+  // Ended by a signal (SIGINT/SIGTERM/SIGHUP): a supervisor must not read it as success.
+  return result.signalled ? 130 : 0;
 }

@@ -131,7 +131,9 @@ export function App(props: AppProps) {
       return;
     }
     const pending = approval();
-    if (pending) {
+    // Y/A/N answer only while the composer is empty: a letter typed mid-message (a queued one)
+    // must never become "allow for the session". Esc always denies.
+    if (pending && (key.name === "escape" || (composer?.plainText ?? "") === "")) {
       const answer = key.name === "y" ? "once" : key.name === "a" ? "always" : key.name === "n" || key.name === "escape" ? "deny" : undefined;
       if (answer && !key.ctrl && !key.meta) {
         consume();
@@ -139,6 +141,7 @@ export function App(props: AppProps) {
       }
       return;
     }
+    if (pending) setHint("an approval waits: empty the composer (Ctrl-C) to answer with Y / A / N, or Esc to deny");
     const popup = props.state.popup;
     if (popup) {
       if (key.name === "escape") {
@@ -237,7 +240,7 @@ export function App(props: AppProps) {
       >
         <scrollbox ref={(node: ScrollBoxRenderable) => (timeline = node)} flexGrow={1} stickyScroll stickyStart="bottom">
           <Index each={rows()}>{(row) => <RowView row={row()} />}</Index>
-          <Show when={activeRun()}>
+          <Show when={props.state.running && activeRun()}>
             <text fg={COLORS.accent}>{`◌ Working for ${formatDuration(clock() - (activeRun()?.startedAt ?? clock()))}  (Esc cancels)`}</text>
           </Show>
         </scrollbox>

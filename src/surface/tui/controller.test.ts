@@ -117,3 +117,16 @@ test("slash commands: choices apply to the next run; bad values name the allowed
   expect(state().quitting).toBe(true);
   controller.close();
 }, 30_000);
+
+test("closing (quit, a signal) never starts a queued message", async () => {
+  const { controller, state } = setup();
+  fake.script([{ kind: "stall" }, { text: "must never be asked for" }]);
+  controller.submit("first task");
+  await fake.waitForRequests(1);
+  expect(controller.submit("queued one")).toBe("queued");
+  controller.close();
+  await waitUntil("the run to end", () => !state().running, 10_000);
+  await Bun.sleep(200);
+  expect(fake.requests).toHaveLength(1);
+  expect(state().timeline.entries.filter((e) => e.kind === "user")).toHaveLength(1);
+}, 30_000);

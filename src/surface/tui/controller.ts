@@ -54,6 +54,8 @@ export function createController(options: ControllerOptions) {
   const { service, config, update, read } = options;
   let session: Session = service.open(options.resume ? { kind: "resume", ref: options.resume } : { kind: "new" });
   let running: RunHandle | undefined;
+  // Once closed (quit, a signal), nothing starts again: not even a queued message.
+  let closed = false;
   let stopApprovals = watchApprovals(session);
 
   function watchApprovals(target: Session): () => void {
@@ -91,7 +93,7 @@ export function createController(options: ControllerOptions) {
         });
         // The queue runs on in the same conversation.
         const next = read().queue.items[0];
-        if (next && !read().quitting) {
+        if (next && !read().quitting && !closed) {
           update((state) => void dequeue(state.queue));
           start(next.text, next.attachments);
         }
@@ -203,7 +205,7 @@ export function createController(options: ControllerOptions) {
     },
     submit,
     choose,
-    /** Esc: the active run stops (queued messages stay queued). */
+    /** Esc: the active run stops; the next queued message (if any) then starts. */
     cancel(): boolean {
       if (!running) return false;
       running.cancel();
@@ -234,6 +236,7 @@ export function createController(options: ControllerOptions) {
       });
     },
     close(): void {
+      closed = true;
       running?.cancel();
       stopApprovals();
       session.close();

@@ -24,7 +24,7 @@ export type TuiOptions = {
 };
 
 /** Runs the TUI until the user leaves (or a signal); resolves after the terminal is restored. */
-export async function startTui(options: TuiOptions): Promise<{ sessionId: string; started: boolean }> {
+export async function startTui(options: TuiOptions): Promise<{ sessionId: string; started: boolean; signalled: boolean }> {
   const trace = options.trace ?? (() => {});
   trace("tui-start");
   const [state, setState] = createStore<TuiState>(initialState(""));
@@ -40,6 +40,8 @@ export async function startTui(options: TuiOptions): Promise<{ sessionId: string
     exitOnCtrlC: false, // the App handles Ctrl-C (twice to quit); main() owns process.exit
     exitSignals: [], // no OpenTUI signal handlers: main() has its own
     useMouse: true,
+    // An error anywhere must end the TUI (main() reports it), not open OpenTUI's debug console.
+    openConsoleOnError: false,
     onDestroy: () => {
       process.off("exit", restoreOnExit);
       resolveDone();
@@ -55,9 +57,20 @@ export async function startTui(options: TuiOptions): Promise<{ sessionId: string
   const leave = () => {
     if (!renderer.isDestroyed) renderer.destroy();
   };
-  options.onInterrupt?.(leave);
-  await render(() => <App state={state} update={update} actions={controller} config={options.config} cwd={options.cwd} onExit={leave} />, renderer);
+  let signalled = false;
+  options.onInterrupt?.(() => {
+    signalled = true;
+    leave();
+  });
+  try {
+    await render(() => <App state={state} update={update} actions={controller} config={options.config} cwd={options.cwd} onExit={leave} />, renderer);
+  } catch (error) {
+    // The terminal first, then the error can be read.
+    leave();
+    controller.close();
+    throw error;
+  }
   await done;
   controller.close();
-  return { sessionId: state.sessionId, started: state.started };
+  return { sessionId: state.sessionId, started: state.started, signalled };
 }
