@@ -92,9 +92,11 @@ describe("config options", () => {
     expect(overridesOf(chosen)).toEqual({ model: "b", reasoningEffort: "high" });
     expect(applyChoice(c, chosen, D, "reasoning", "default")).toEqual({ model: "b" });
     expect(applyChoice(c, applyChoice(c, {}, D, "workflow", "feature"), D, "workflow", "off")).toEqual({});
-    // Efforts are the chosen model's: b takes low and high only, so "max" chosen on a is dropped when moving to b.
+    // Efforts are the chosen model's, by the runtime's rule: b takes low and high only, so "xhigh"
+    // chosen on a (the standard efforts) is dropped when moving to b; "max" needs a declaration.
     expect(code(() => applyChoice(c, chosen, D, "reasoning", "max"))).toMatchObject({ code: -32602, message: expect.stringContaining("default, low, high") });
-    const onA = applyChoice(c, applyChoice(c, {}, D, "reasoning", "max"), D, "model", "b");
+    expect(code(() => applyChoice(c, {}, D, "reasoning", "max"))).toMatchObject({ code: -32602, message: expect.stringContaining("default, low, medium, high, xhigh") });
+    const onA = applyChoice(c, applyChoice(c, {}, D, "reasoning", "xhigh"), D, "model", "b");
     expect(onA).toEqual({ model: "b" });
   });
 

@@ -2,6 +2,7 @@ import type * as acp from "@agentclientprotocol/sdk";
 import { REASONING_EFFORTS, WORK_DEPTHS } from "../../config/schema.ts";
 import type { EffectiveConfig, ReasoningEffort, WorkDepth } from "../../config/schema.ts";
 import type { RunOverrides } from "../../session/run.ts";
+import { supportedEfforts } from "../../llm/providers.ts";
 import { invalidParams, quoted } from "./errors.ts";
 
 /**
@@ -27,9 +28,10 @@ const DEPTH_NOTES: Record<WorkDepth, string> = {
   ultra: "the largest budgets",
 };
 
-/** The reasoning efforts a model takes ("default" always: the model's own setting). */
+/** The reasoning efforts a model takes — the runtime's own rule — with "default" (the model's own setting) first. */
 function effortsOf(config: EffectiveConfig, model: string): ReasoningEffort[] {
-  return ["default", ...(config.models[model]?.supportedReasoningEfforts ?? REASONING_EFFORTS).filter((effort) => effort !== "default")];
+  const resolved = config.models[model];
+  return ["default", ...(resolved ? supportedEfforts(resolved) : []).filter((effort) => effort !== "default")];
 }
 
 /** The session's config options as ACP shows them: model, reasoning effort, work depth and (when any exist) workflow. */

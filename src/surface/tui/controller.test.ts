@@ -96,6 +96,10 @@ test("slash commands: choices apply to the next run; bad values name the allowed
   expect(state().choices).toEqual({ depth: "flash" });
   const notices = state().timeline.entries.filter((e) => e.kind === "notice").map((e) => (e as { text: string }).text);
   expect(notices.at(-1)).toContain("flash, medium, pro, ultra");
+  // Efforts and speeds are the next model's, by the runtime's rule: "max" needs a declaration.
+  controller.submit("/reasoning max");
+  controller.submit("/speed fast");
+  expect(state().choices).toEqual({ depth: "flash" });
   controller.submit("/model");
   expect(state().popup).toMatchObject({ kind: "picker", command: "model", current: "auto" });
   controller.submit("/help");

@@ -5,7 +5,8 @@
  * changes a plain object. Choices (model, depth, reasoning, speed, workflow) apply to the next
  * run, never to one in flight.
  */
-import { REASONING_EFFORTS, SPEEDS, WORK_DEPTHS, type EffectiveConfig, type ReasoningEffort, type Speed, type WorkDepth } from "../../config/schema.ts";
+import { REASONING_EFFORTS, SPEEDS, WORK_DEPTHS, type EffectiveConfig, type ReasoningEffort, type ResolvedModel, type Speed, type WorkDepth } from "../../config/schema.ts";
+import { supportedEfforts, supportedSpeeds } from "../../llm/providers.ts";
 import type { RuntimeEvent } from "../../protocol/events.ts";
 import type { PendingApproval, RunHandle, Session, SessionService } from "../../session/service.ts";
 import { errorMessage } from "../../util/errors.ts";
@@ -136,17 +137,29 @@ export function createController(options: ControllerOptions) {
     }
     if (!allowed.includes(value)) return note(`${name}: '${value}' is not one of ${allowed.join(", ")}`);
     update((state) => void ((state.choices as Record<string, string>)[name] = value));
+    // A new model may not take the effort or speed chosen for the old one: those go back to default.
+    if (name === "model") {
+      const { reasoning, speed } = read().choices;
+      if (reasoning !== undefined && !choicesFor("reasoning").includes(reasoning)) update((state) => void delete state.choices.reasoning);
+      if (speed !== undefined && !choicesFor("speed").includes(speed)) update((state) => void delete state.choices.speed);
+    }
     note(`${name}: ${value} for the next runs${running ? " (the run in flight keeps its own)" : ""}`);
+  }
+
+  /** The model the next run uses: the chosen one, else the root agent's. */
+  function nextModel(): ResolvedModel | undefined {
+    return config.models[read().choices.model ?? config.agents[config.defaultAgent]?.model ?? ""];
   }
 
   function choicesFor(name: string): string[] {
     switch (name) {
       case "model":
         return Object.keys(config.models);
+      // What the next run's model takes, by the runtime's own rule (an effort it refuses would fail the run).
       case "reasoning":
-        return [...REASONING_EFFORTS];
+        return ["default", ...(nextModel() ? supportedEfforts(nextModel()!) : REASONING_EFFORTS).filter((effort) => effort !== "default")];
       case "speed":
-        return ["default", ...SPEEDS];
+        return ["default", ...(nextModel() ? supportedSpeeds(nextModel()!) : SPEEDS)];
       case "depth":
         return [...WORK_DEPTHS];
       case "workflow":
