@@ -188,6 +188,13 @@ export function createAcpServer(options: AcpServerOptions) {
     return entry;
   }
 
+  /** `session/cancel`: the running turn stops; its prompt answers `cancelled`. */
+  function cancelTurn(entry: AcpEntry): void {
+    if (!entry.running) return;
+    entry.cancelled = true;
+    entry.session.cancel();
+  }
+
   async function closeEntry(entry: AcpEntry): Promise<void> {
     if (entry.running) entry.cancelled = true;
     entry.session.close();
@@ -265,9 +272,7 @@ export function createAcpServer(options: AcpServerOptions) {
         options.log(`zero acp: session/cancel for unknown session ${quoted(params?.sessionId)}\n`);
         return;
       }
-      if (!entry.running) return;
-      entry.cancelled = true;
-      entry.session.cancel();
+      cancelTurn(entry);
     })
     .onRequest(acp.methods.agent.session.close, async ({ params }) => {
       // A session still being opened is closed once it is open.
@@ -283,11 +288,7 @@ export function createAcpServer(options: AcpServerOptions) {
     app,
     /** Cancels every running turn (stdin ended): their prompts answer `cancelled`. */
     cancelAll(): void {
-      for (const entry of sessions.values()) {
-        if (!entry.running) continue;
-        entry.cancelled = true;
-        entry.session.cancel();
-      }
+      for (const entry of sessions.values()) cancelTurn(entry);
     },
     /** Cancels every running turn and closes every session's services (at the end of the stream). */
     async shutdown(): Promise<void> {

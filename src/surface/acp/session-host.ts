@@ -1,16 +1,13 @@
 import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { loadConfig, type LoadedConfig } from "../../config/load.ts";
 import type { EffectiveConfig } from "../../config/schema.ts";
 import type { Message } from "../../protocol/messages.ts";
 import { checkRestorable } from "../../session/resume.ts";
 import type { CheckpointMeta } from "../../session/recorder.ts";
 import type { SessionService } from "../../session/service.ts";
-import { databaseFileName } from "../../store/db.ts";
 import type { SessionRow, Store } from "../../store/store.ts";
-import { workspaceStateDir } from "../../store/state.ts";
 import { reportConfigNotices, type CliIo } from "../cli/io.ts";
-import { cliSessionService } from "../cli/session-access.ts";
+import { cliSessionService, workspaceDatabaseFile } from "../cli/session-access.ts";
 import { openWorkspaceStore } from "../cli/sessions-command.ts";
 import { clientMcpServers, withClientServers } from "./mcp-servers.ts";
 
@@ -56,7 +53,7 @@ export function cliAcpSessionHosts(io: Pick<CliIo, "stderr" | "env">): AcpSessio
   /** The workspace's store when it exists (nothing is created to look). */
   const existingStore = (loaded: LoadedConfig, workspace: string): Store | undefined => {
     if (!loaded.config.storage.enabled) return undefined;
-    if (!existsSync(join(workspaceStateDir(io.env, workspace), databaseFileName(loaded.config.storage.path)))) return undefined;
+    if (!existsSync(workspaceDatabaseFile(io.env, workspace, loaded))) return undefined;
     return openWorkspaceStore(io, loaded, workspace, io.env);
   };
   return {

@@ -71,9 +71,10 @@ export async function runPrompt(entry: AcpEntry, params: acp.PromptRequest, clie
   const ask = (pending: PendingApproval) => askPermission(entry, client, pending, updates.flushed, log);
   // The root run's call inputs, for the diff content of a completed edit.
   const inputs = new Map<string, unknown>();
+  const requested = (callId: string) => inputs.get(callId);
   const listener = (event: RuntimeEvent) => {
     if (event.type === "tool.requested" && !isChildEvent(event) && event.tool === "write") inputs.set(event.callId, event.input);
-    for (const update of updatesFor(event, entry.workspace, (callId) => inputs.get(callId))) updates.send(update);
+    for (const update of updatesFor(event, entry.workspace, requested)) updates.send(update);
     if (event.type === "run.failed" && !isChildEvent(event)) failure = event.error.message;
   };
   // The service says when an approval waits for an answer: then the client is asked.

@@ -10,6 +10,11 @@ import type { CliIo } from "./io.ts";
 import { cliExtensions } from "./extensions.ts";
 import { openWorkspaceStore } from "./sessions-command.ts";
 
+/** Where a workspace's database is (whether or not it exists yet). */
+export function workspaceDatabaseFile(env: CliIo["env"], workspace: string, loaded: LoadedConfig): string {
+  return join(workspaceStateDir(env, workspace), databaseFileName(loaded.config.storage.path));
+}
+
 // One process exit listener for every live service (an ACP server holds one per session).
 const exitHandlers = new Set<() => void>();
 const runExitHandlers = () => {
@@ -34,7 +39,7 @@ export function cliSessionService(
 ): { service: SessionService; store(): Store | undefined; close(): Promise<void> } {
   let store: Store | undefined;
   let opened = false;
-  const dbFile = () => join(workspaceStateDir(io.env, options.workspace), databaseFileName(loaded.config.storage.path));
+  const dbFile = () => workspaceDatabaseFile(io.env, options.workspace, loaded);
   const open = () => {
     if (!opened) {
       store = openWorkspaceStore(io, loaded, options.workspace, io.env); // a failure is retried, never silently skipped
