@@ -5,13 +5,15 @@
  */
 import type { KeyEvent, ScrollBoxRenderable, TextareaRenderable } from "@opentui/core";
 import { useKeyboard } from "@opentui/solid";
-import { createEffect, createMemo, createSignal, For, Index, onCleanup, Show } from "solid-js";
+import { createEffect, createMemo, createSignal, For, onCleanup, Show } from "solid-js";
 import type { EffectiveConfig } from "../../config/schema.ts";
 import { sanitizeForTerminal } from "../../security/terminal.ts";
 import type { Controller, TuiState, Update } from "./controller.ts";
 import { newer, older } from "./history.ts";
-import { approvalLines, formatTokens, statusLine, toolTitle } from "./presenters.ts";
-import { formatDuration, toggleRun, visibleRows, type Entry, type Row, type ToolEntry } from "./timeline.ts";
+import { EntryRows } from "./entries.tsx";
+import { approvalLines, formatTokens, statusLine } from "./presenters.ts";
+import { COLORS } from "./theme.ts";
+import { formatDuration, toggleRun, visibleRows } from "./timeline.ts";
 
 export type TuiActions = Pick<Controller, "submit" | "cancel" | "answer" | "choose">;
 
@@ -30,15 +32,6 @@ export type AppProps = {
   tickMs?: number;
 };
 
-const COLORS = {
-  dim: "#8a8a8a",
-  accent: "#7aa2f7",
-  user: "#e0af68",
-  ok: "#9ece6a",
-  error: "#f7768e",
-  reasoning: "#737aa2",
-  border: "#565f89",
-};
 
 /** Enter sends; Shift-Enter, Alt-Enter and Ctrl-J insert a newline. */
 const COMPOSER_KEYS = [
@@ -239,7 +232,7 @@ export function App(props: AppProps) {
         }
       >
         <scrollbox ref={(node: ScrollBoxRenderable) => (timeline = node)} flexGrow={1} stickyScroll stickyStart="bottom">
-          <Index each={rows()}>{(row) => <RowView row={row()} />}</Index>
+          <EntryRows rows={rows()} />
           <Show when={props.state.running && activeRun()}>
             <text fg={COLORS.accent}>{`◌ Working for ${formatDuration(clock() - (activeRun()?.startedAt ?? clock()))}  (Esc cancels)`}</text>
           </Show>
@@ -283,76 +276,6 @@ function PopupView(props: { popup: NonNullable<TuiState["popup"]>; pickerIndex: 
     <box border borderStyle="rounded" borderColor={COLORS.accent} flexDirection="column" paddingLeft={1} flexShrink={0} title={props.popup.kind === "picker" ? `/${props.popup.command}` : props.popup.kind}>
       <For each={lines()}>{(line: string) => <text fg={line.startsWith("›") ? COLORS.accent : undefined}>{line}</text>}</For>
       <text fg={COLORS.dim}>{props.popup.kind === "picker" ? "Up/Down choose · Enter apply · Esc close" : "Esc closes"}</text>
-    </box>
-  );
-}
-
-function RowView(props: { row: Row }) {
-  const worked = () => (props.row.kind === "worked" ? props.row : undefined);
-  return (
-    <Show when={worked()} fallback={<EntryView entry={(props.row as Extract<Row, { kind: "entry" }>).entry} />}>
-      <text fg={COLORS.dim}>{workedText(worked()!)}</text>
-    </Show>
-  );
-}
-
-function workedText(row: Extract<Row, { kind: "worked" }>): string {
-  const run = row.run;
-  const took = formatDuration((run.endedAt ?? run.startedAt) - run.startedAt);
-  return `${run.collapsed ? "▸" : "▾"} Worked for ${took} · ${row.hidden} step${row.hidden === 1 ? "" : "s"}${run.status !== "completed" ? ` · ${run.status}` : ""}  (Ctrl-O)`;
-}
-
-function toolSummary(tool: ToolEntry): string {
-  if (tool.status === "pending") return "waiting";
-  if (tool.status === "running") return tool.progress ? clean(tool.progress) : "running…";
-  const first = clean(tool.output ?? "").split("\n").find((line) => line.trim() !== "") ?? "";
-  const lines = tool.output ? tool.output.split("\n").length : 0;
-  const duration = tool.durationMs !== undefined ? ` · ${formatDuration(tool.durationMs)}` : "";
-  return `${tool.status}${duration}${first ? ` · ${first.slice(0, 100)}${lines > 1 ? ` (+${lines - 1} lines)` : ""}` : ""}`;
-}
-
-const TOOL_MARK: Record<ToolEntry["status"], [string, string]> = {
-  pending: ["○", COLORS.dim],
-  running: ["◐", COLORS.accent],
-  completed: ["●", COLORS.ok],
-  failed: ["✗", COLORS.error],
-  denied: ["⊘", COLORS.error],
-  cancelled: ["⊘", COLORS.dim],
-};
-
-/** One entry as lines of text with a colour each. */
-function entryLines(entry: Entry): { text: string; fg?: string }[] {
-  switch (entry.kind) {
-    case "user":
-      return [{ text: `› ${clean(entry.text)}`, fg: COLORS.user }];
-    case "assistant":
-      return [{ text: clean(entry.text) }];
-    case "reasoning":
-      return [{ text: `thinking: ${clean(entry.text)}`, fg: COLORS.reasoning }];
-    case "tool": {
-      const [mark, fg] = TOOL_MARK[entry.status];
-      return [
-        { text: `${mark} ${toolTitle(entry)}`, fg },
-        { text: `  ⎿ ${toolSummary(entry)}`, fg: COLORS.dim },
-      ];
-    }
-    case "child":
-      return [{ text: `  ↳ ${clean(entry.agent)}: ${clean(entry.task)} · ${entry.status}${entry.summary ? ` · ${clean(entry.summary).split("\n")[0]}` : ""}`, fg: COLORS.dim }];
-    case "notice":
-      return [{ text: `· ${clean(entry.text)}`, fg: COLORS.dim }];
-    case "error":
-      return [{ text: `✗ ${clean(entry.text)}`, fg: COLORS.error }];
-    case "decision": {
-      const verb = entry.answer === "deny" ? "✗ denied" : entry.answer === "always" ? "✓ allowed for this session:" : "✓ allowed once:";
-      return [{ text: `${verb} ${clean(entry.tool)}`, fg: entry.answer === "deny" ? COLORS.error : COLORS.ok }];
-    }
-  }
-}
-
-function EntryView(props: { entry: Entry }) {
-  return (
-    <box flexDirection="column" flexShrink={0} marginTop={props.entry.kind === "user" ? 1 : 0}>
-      <Index each={entryLines(props.entry)}>{(line) => <text fg={line().fg}>{line().text}</text>}</Index>
     </box>
   );
 }
