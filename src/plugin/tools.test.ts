@@ -6,7 +6,7 @@ import { z } from "zod";
 import { createRedactor } from "../security/redact.ts";
 import { createRoots } from "../security/roots.ts";
 import { createArtifactStore } from "../store/artifacts.ts";
-import type { ToolContext } from "../tool/define.ts";
+import { MAX_OUTPUT_CHARS, type ToolContext } from "../tool/define.ts";
 import type { PluginToolContext, ToolDefinition } from "./define.ts";
 import { pluginTool } from "./tools.ts";
 
@@ -79,4 +79,18 @@ test("a throw or an answer of the wrong type becomes a failed result", async () 
   expect(thrown).toMatchObject({ status: "failed", output: "service down" });
   const wrong = await pluginTool(define({ execute: () => 42 as never })).run({ word: "x" }, context());
   expect(wrong).toMatchObject({ status: "failed", output: "plugin tool lookup answered number, not a string or { output: string }" });
+});
+
+test("an oversized answer is bounded like a core tool's: head and tail kept, the whole text in the artifact store", async () => {
+  const text = `first line\n${"word ".repeat(MAX_OUTPUT_CHARS / 2)}\nlast line`;
+  const ctx = context();
+  const result = await pluginTool(define({ execute: () => text })).run({ word: "x" }, ctx);
+  expect(result.status).toBe("completed");
+  expect(result.truncated).toBe(true);
+  expect(result.output.length).toBeLessThan(MAX_OUTPUT_CHARS + 200);
+  expect(result.output).toStartWith("first line\n");
+  expect(result.output).toEndWith("\nlast line");
+  const uri = /artifact:\/\/([0-9a-f]{64})/.exec(result.output);
+  expect(uri).not.toBeNull();
+  expect(new TextDecoder().decode(ctx.artifacts.get(uri![1]!))).toBe(text);
 });

@@ -2,32 +2,25 @@
  * Files a headless prompt brings along: `--attach <path>` (repeatable) and `@path` /
  * `@"path with spaces"` mentions in the task. Each must be a regular file inside an allowed root
  * and within limits.maxAttachmentBytes. Images, audio and PDFs become typed media; UTF-8 text is
- * included as text; any other file goes as binary content with a generic type. What the run's
- * model cannot read (by its declared capabilities) is routed to a specialist child whose model
- * can — preferring an agent named `vision` — and its report replaces the media.
+ * included as text; any other binary file is refused (no provider takes it: see docs/attachments.md).
+ * What the run's model cannot read (by its declared capabilities) is routed to a specialist child
+ * whose model can — preferring an agent named `vision` — and its report replaces the media.
  */
 import { statSync } from "node:fs";
-import type { AgentProfile, EffectiveConfig, ResolvedModel } from "../config/schema.ts";
+import type { AgentProfile, EffectiveConfig, ResolvedModel, WorkDepth } from "../config/schema.ts";
+import { campaignCeilings, childCeiling } from "../config/work-depth.ts";
 import { isSecretLikePath } from "../policy/secret-paths.ts";
 import { openChecked, readHead } from "../security/files.ts";
 import { displayPath, resolveInRoots, type Roots } from "../security/roots.ts";
 import type { MediaPart } from "../tool/define.ts";
 import { capabilityOf, looksBinary, sniffMedia } from "../tool/media.ts";
 import { UsageError } from "../util/errors.ts";
+import { mentionedPaths } from "../util/mentions.ts";
+
+export { mentionedPaths };
 
 /** An attached file: typed media, or text to include in the user message. */
 export type Attachment = { shown: string; media: MediaPart } | { shown: string; text: string };
-
-/** `@path` and `@"path with spaces"` mentions, in order, without repeats. */
-export function mentionedPaths(task: string): string[] {
-  const found: string[] = [];
-  // An @ that starts a word (not an e-mail address or a decorator in the middle of text).
-  for (const match of task.matchAll(/(?:^|[\s([{,;])@(?:"([^"\n]+)"|([^\s"'`,;)\]}]+))/g)) {
-    const path = (match[1] ?? match[2] ?? "").replace(/[.:!?]+$/, "");
-    if (path !== "" && !found.includes(path)) found.push(path);
-  }
-  return found;
-}
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 /** The most text one attached file adds to the prompt (as much as a `read` shows at once). */
@@ -131,6 +124,27 @@ export function mediaSpecialist(config: EffectiveConfig, agent: AgentProfile, mo
       `and no agent that '${agent.name}' may delegate to (${agent.canDelegateTo.join(", ") || "none"}) has a model that does; ` +
       `use a model that declares it (models.<alias>.capabilities) or give agents.vision such a model`,
   );
+}
+
+/**
+ * Throws (exit 2, before any request) when the run cannot start the specialist child: no
+ * delegation here, the delegation depth used up (`--depth flash`, multiAgent.maxDepth), or an
+ * agent that may start no children (its maxChildren or multiAgent.maxChildrenPerAgent is 0).
+ */
+export function checkMediaRoute(
+  config: EffectiveConfig,
+  agent: AgentProfile,
+  specialist: AgentProfile,
+  model: ResolvedModel,
+  place: { depth: number; workDepth: WorkDepth; canDelegate: boolean },
+): void {
+  const needs = `the attachments need a ${specialist.name} child run (model '${model.alias}' cannot read them), but`;
+  if (!place.canDelegate || place.depth + 1 > campaignCeilings(config, place.workDepth).delegationDepth) {
+    throw new UsageError(`${needs} no child run is possible here${place.depth === 0 ? ` at --depth ${place.workDepth}` : ""}`);
+  }
+  if (childCeiling(agent, config.multiAgent) < 1) {
+    throw new UsageError(`${needs} agent ${agent.name} may start no children (agents.${agent.name}.maxChildren or multiAgent.maxChildrenPerAgent is 0)`);
+  }
 }
 
 /** The user message's text: the task, then each text attachment as a fenced block. */

@@ -32,7 +32,7 @@ import { createEmitter } from "./emitter.ts";
 import { createEventRedaction } from "./event-redaction.ts";
 import { createCampaign, eventStamp } from "./run-context.ts";
 import { coreToolSource, toolsForAgent } from "./tool-sources.ts";
-import { missingCapabilities, mediaSpecialist, resolveAttachments } from "./attachments.ts";
+import { checkMediaRoute, missingCapabilities, mediaSpecialist, resolveAttachments } from "./attachments.ts";
 import { attachmentMessage, routeAttachments } from "./attachment-routing.ts";
 import { networkAccessFor, webSearchAccessFor } from "./network.ts";
 import { createRunRecorder, titleFrom, type CheckpointMeta } from "./recorder.ts";
@@ -101,9 +101,7 @@ export async function prepareRun(request: RunRequest): Promise<PreparedRun> {
   const missing = missingCapabilities(attachments, model);
   // Media the model cannot read goes to a specialist first (checked now: no request before it).
   const specialist = missing.length > 0 ? mediaSpecialist(config, agent, model, missing) : undefined;
-  if (specialist && (depth + 1 > campaignCeilings(config, workDepth).delegationDepth || !request.delegation)) {
-    throw new UsageError(`the attachments need a ${specialist.name} child run (model '${model.alias}' cannot read them), but no child run is possible here${depth === 0 ? ` at --depth ${workDepth}` : ""}`);
-  }
+  if (specialist) checkMediaRoute(config, agent, specialist, model, { depth, workDepth, canDelegate: request.delegation !== undefined });
   const toolSpecs = [...tools.values()].map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }));
   const toolSchemaChars = JSON.stringify(toolSpecs).length;
   // (A workflow's coordinator calls no model; its --model goes to every phase, so it must be priced.)

@@ -117,9 +117,10 @@ test("mentions of what is not an existing file stay text; other binary files are
   sandbox.writeUserConfig(fakeConfig(fake.url));
   fake.script([{ text: "ok" }, { text: "ok" }]);
   // A file the task asks to create (secret-looking or not) and a path through a file are just text.
-  const text = await runZero(["run", "create @.env.local with FOO=1 and upgrade @types/node"], { sandbox });
+  // A file outside the roots (@/etc/passwd) is not attached either: the mention stays text.
+  const text = await runZero(["run", "create @.env.local with FOO=1, upgrade @types/node and ignore @/etc/passwd"], { sandbox });
   expect(text.code, text.stderr).toBe(0);
-  expect(userText(fake.requests[0]!.body)).toBe("create @.env.local with FOO=1 and upgrade @types/node");
+  expect(userText(fake.requests[0]!.body)).toBe("create @.env.local with FOO=1, upgrade @types/node and ignore @/etc/passwd");
 
   const binary = await runZero(["run", "--attach", "app.wasm", "x"], { sandbox });
   expect(binary.code).toBe(2);
@@ -130,4 +131,96 @@ test("mentions of what is not an existing file stay text; other binary files are
   const sent = userText(fake.requests[1]!.body);
   expect(sent).toContain("(cut at 50000 of 60000 characters; read big.txt for the rest)");
   expect(sent.length).toBeLessThan(51_000);
+});
+
+/** A minimal RIFF/WAVE header and an ID3-tagged MP3 head: recognized by their bytes. */
+const WAV = Buffer.concat([Buffer.from("RIFF"), Buffer.from([36, 0, 0, 0]), Buffer.from("WAVEfmt "), Buffer.alloc(24)]);
+const MP3 = Buffer.concat([Buffer.from("ID3"), Buffer.from([4, 0, 0, 0, 0, 0, 0]), Buffer.from([0xff, 0xfb, 0x90, 0x64]), Buffer.alloc(32)]);
+const audioParts = (body: any) => userParts(body).filter((p) => p.type === "input_audio");
+
+test("MEDIA-01/04/05: --attach of a PDF, a PNG, a WAV and an MP3 reaches a capable model as typed parts with their MIME types (run and exec)", async () => {
+  writeFileSync(join(sandbox.workspace, "spec.pdf"), PDF);
+  writeFileSync(join(sandbox.workspace, "shot.png"), PNG);
+  writeFileSync(join(sandbox.workspace, "voice.wav"), WAV);
+  writeFileSync(join(sandbox.workspace, "song.mp3"), MP3);
+  sandbox.writeUserConfig(fakeConfig(fake.url, "chat", { models: { fake: { provider: "fake", model: "fake-1", capabilities: ["text", "tools", "image", "audio", "file"] } } }));
+  fake.script([{ text: "seen" }, { text: "seen again" }]);
+  const attach = ["--attach", "spec.pdf", "--attach", "shot.png", "--attach", "voice.wav", "--attach", "song.mp3"];
+  const result = await runZero(["run", ...attach, "implement the spec"], { sandbox });
+  expect(result.code, result.stderr).toBe(0);
+  expect(fake.requests).toHaveLength(1);
+  const body = fake.requests[0]!.body;
+  expect(fileParts(body)).toHaveLength(1);
+  expect(fileParts(body)[0].file).toMatchObject({ filename: "spec.pdf", file_data: `data:application/pdf;base64,${PDF.toString("base64")}` });
+  expect(imageParts(body).map((p) => p.image_url.url)).toEqual([`data:image/png;base64,${PNG.toString("base64")}`]);
+  expect(audioParts(body).map((p) => p.input_audio)).toEqual([
+    { data: WAV.toString("base64"), format: "wav" },
+    { data: MP3.toString("base64"), format: "mp3" },
+  ]);
+  expect(userText(body)).toBe("implement the spec");
+  // `exec` sends the same attachments through the same session service.
+  const exec = await runZero(["exec", "--attach", "shot.png", "--attach", "voice.wav", "look and listen"], { sandbox });
+  expect(exec.code, exec.stderr).toBe(0);
+  expect(imageParts(fake.requests[1]!.body)).toHaveLength(1);
+  expect(audioParts(fake.requests[1]!.body).map((p) => p.input_audio.format)).toEqual(["wav"]);
+});
+
+test("MEDIA-03: an 11 MiB file is refused at the 10 MiB default naming the limit; raising limits.maxAttachmentBytes accepts it; a directory is not a file", async () => {
+  writeFileSync(join(sandbox.workspace, "huge.png"), Buffer.concat([PNG, Buffer.alloc(11 * 1024 * 1024)]));
+  const capable = { models: { fake: { provider: "fake", model: "fake-1", capabilities: ["text", "tools", "image"] } } };
+  sandbox.writeUserConfig(fakeConfig(fake.url, "chat", capable));
+  fake.script([{ text: "big" }]);
+  const refused = await runZero(["run", "--attach", "huge.png", "x"], { sandbox });
+  expect(refused.code).toBe(2);
+  expect(refused.stderr).toContain(`huge.png is ${PNG.length + 11 * 1024 * 1024} bytes, above limits.maxAttachmentBytes (10485760)`);
+  mkdirSync(join(sandbox.workspace, "shots"));
+  const directory = await runZero(["run", "--attach", "shots", "x"], { sandbox });
+  expect(directory.code).toBe(2);
+  expect(directory.stderr).toContain("shots is not a regular file");
+  expect(fake.requests).toHaveLength(0);
+
+  sandbox.writeUserConfig(fakeConfig(fake.url, "chat", { ...capable, limits: { maxAttachmentBytes: 12 * 1024 * 1024 } }));
+  const accepted = await runZero(["run", "--attach", "huge.png", "x"], { sandbox });
+  expect(accepted.code, accepted.stderr).toBe(0);
+  expect(imageParts(fake.requests[0]!.body)).toHaveLength(1);
+});
+
+test("MEDIA-07: a vision agent the root may not delegate to, or no child left to start, fails the run before any model call", async () => {
+  writeFileSync(join(sandbox.workspace, "shot.png"), PNG);
+  textOnlyWithVision({ agents: { vision: { model: "eye" }, build: { canDelegateTo: ["explore", "review"] } } });
+  const barred = await runZero(["run", "--attach", "shot.png", "x"], { sandbox });
+  expect(barred.code).toBe(2);
+  expect(barred.stderr).toContain("the attachments need the image capability, which model 'fake' does not declare, and no agent that 'build' may delegate to (explore, review) has a model that does");
+  expect(fake.requests).toHaveLength(0);
+
+  // A workflow phase ignores the child caps; the media route is the root's own child and does not.
+  for (const extra of [{ multiAgent: { maxChildrenPerAgent: 0 } }, { agents: { vision: { model: "eye" }, build: { maxChildren: 0 } } }]) {
+    textOnlyWithVision(extra);
+    const noChild = await runZero(["run", "--attach", "shot.png", "x"], { sandbox });
+    expect(noChild.code).toBe(2);
+    expect(noChild.stderr).toBe("zero: the attachments need a vision child run (model 'fake' cannot read them), but agent build may start no children (agents.build.maxChildren or multiAgent.maxChildrenPerAgent is 0)\n");
+  }
+  expect(fake.requests).toHaveLength(0);
+});
+
+test("MEDIA-06: only what the model cannot read is routed — the image stays with an image model, the PDF goes to the specialist", async () => {
+  writeFileSync(join(sandbox.workspace, "shot.png"), PNG);
+  writeFileSync(join(sandbox.workspace, "spec.pdf"), PDF);
+  sandbox.writeUserConfig(
+    fakeConfig(fake.url, "chat", {
+      models: { fake: { provider: "fake", model: "fake-1", capabilities: ["text", "tools", "image"] }, eye: { provider: "fake", model: "fake-eye", capabilities: ["text", "tools", "file"] } },
+      agents: { vision: { model: "eye" } },
+    }),
+  );
+  scriptBySender(fake, { attachments: [envelope({ summary: "Section 4 of the PDF sets the retry limit to 3.", findings: [] })], root: [{ text: "done" }] });
+  const result = await runZero(["run", "--attach", "shot.png", "--attach", "spec.pdf", "implement section 4"], { sandbox });
+  expect(result.code, result.stderr).toBe(0);
+  const child = requestsOf(fake, "attachments")[0]!.body;
+  expect(fileParts(child)).toHaveLength(1);
+  expect(imageParts(child)).toEqual([]);
+  const root = requestsOf(fake, "root")[0]!.body;
+  expect(imageParts(root)).toHaveLength(1);
+  expect(fileParts(root)).toEqual([]);
+  expect(userText(root)).toContain("[spec.pdf: read by the vision agent");
+  expect(userText(root)).toContain("retry limit to 3");
 });

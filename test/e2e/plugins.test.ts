@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { FakeProvider, RecordedRequest } from "../support/fake-provider.ts";
 import { useFakeProviderAndSandbox } from "../support/e2e-hooks.ts";
-import { fakeConfig, jsonLines, runZero, type Sandbox } from "../support/cli.ts";
+import { ZERO_BIN, fakeConfig, jsonLines, runZero, waitUntil, type Sandbox } from "../support/cli.ts";
 import { envelope, scriptBySender, spawn, task, toolNames, toolResults } from "../support/delegation.ts";
 
 let fake: FakeProvider;
@@ -251,6 +251,43 @@ test("PLUG-07: plugins load once, in configured order", async () => {
   const result = await runZero(["run", "hi"], { sandbox });
   expect(result.code, result.stderr).toBe(0);
   expect(logged()).toEqual(["second loaded", "first loaded", "second beforeRun", "first beforeRun"]);
+});
+
+test("PLUG-07: no hot reload — a plugin edited while `zero host` serves keeps its loaded hooks until the process restarts", async () => {
+  const source = (label: string) => `export default definePlugin({ hooks: { beforeRun: () => { ${log(JSON.stringify(label))}; } } });`;
+  const file = writePlugin("reloaded", source("version 1"));
+  configWith([file]);
+  fake.script([{ text: "one" }, { text: "two" }]);
+  const proc = Bun.spawn([ZERO_BIN, "host"], { cwd: sandbox.workspace, env: sandbox.env, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+  let out = "";
+  const reading = (async () => {
+    for await (const chunk of proc.stdout) out += new TextDecoder().decode(chunk);
+  })();
+  const finals = () => out.split("\n").filter((line) => line.includes('"type":"final"'));
+  const run = (id: string) => {
+    proc.stdin.write(`${JSON.stringify({ protocol_version: 1, type: "run", request_id: id, session_id: `s-${id}`, prompt: "hi", idempotency_key: id, stream: false })}\n`);
+    proc.stdin.flush();
+  };
+  try {
+    run("r1");
+    await waitUntil("the first final", () => finals().length === 1, 20_000);
+    writePlugin("reloaded", source("version 2"));
+    run("r2");
+    await waitUntil("the second final", () => finals().length === 2, 20_000);
+    expect(finals().map((line) => JSON.parse(line).status)).toEqual(["OK", "OK"]);
+  } finally {
+    proc.stdin.end();
+    const killer = setTimeout(() => proc.kill("SIGKILL"), 10_000);
+    await proc.exited;
+    clearTimeout(killer);
+    await reading;
+  }
+  expect(logged()).toEqual(["version 1", "version 1"]);
+  // The next process loads the edited module.
+  fake.script([{ text: "three" }]);
+  const next = await runZero(["run", "hi"], { sandbox });
+  expect(next.code, next.stderr).toBe(0);
+  expect(logged()).toEqual(["version 1", "version 1", "version 2"]);
 });
 
 test("a malformed plugin stops start-up with exit 2, naming the file, before any request", async () => {

@@ -114,13 +114,16 @@ test("SKILL-10: an invalid explicit entry fails the configuration at its file:li
   expect([listed.code, listed.stderr]).toEqual([2, result.stderr]);
 });
 
-test("SKILL-10: an invalid discovered package is skipped with an escaped notice; the run and the other packages go on", async () => {
+test("SKILL-10: invalid discovered packages (control characters, symlink, over 64 KiB, ambiguous YAML) are skipped with escaped notices; the run and the other packages go on", async () => {
   writeSkill(userSkills(), "good", skillText("good", "A good skill"));
   const evil = writeSkill(userSkills(), "evil", "---\nname: evil\ndescription: clear \x1b]0;pwned\x07 screen \x1b[2J\n---\n");
   const linked = join(userSkills(), "linked");
   mkdirSync(linked);
   const { symlinkSync } = await import("node:fs");
   symlinkSync(join(userSkills(), "good", "SKILL.md"), join(linked, "SKILL.md"));
+  const huge = writeSkill(userSkills(), "huge", `${skillText("huge", "A skill too large to load")}${"x".repeat(64 * 1024)}\n`);
+  const twice = writeSkill(userSkills(), "twice", "---\nname: twice\ndescription: first meaning\ndescription: second meaning\n---\n");
+  const boolean = writeSkill(userSkills(), "boolean", "---\nname: boolean\ndescription: yes\n---\n");
   fake.script([{ text: "fine" }]);
   const result = await runZero(["run", "x"], { sandbox });
   expect(result.code, describeRun(result)).toBe(0);
@@ -129,9 +132,11 @@ test("SKILL-10: an invalid discovered package is skipped with an escaped notice;
   expect(result.stderr).not.toContain("\x07");
   expect(result.stderr).toContain(`zero: skill package ${evil} (user) was not loaded: invalid frontmatter: "description" (line 3) contains the unsafe character U+001B\n`);
   expect(result.stderr).toContain(`zero: skill package ${join(linked, "SKILL.md")} (user) was not loaded: SKILL.md is a symbolic link; only a regular file is loaded\n`);
+  expect(result.stderr).toContain(`zero: skill package ${huge} (user) was not loaded: SKILL.md is larger than 64 KiB\n`);
+  expect(result.stderr).toContain(`zero: skill package ${twice} (user) was not loaded: invalid frontmatter: line 4: duplicate key "description"\n`);
+  expect(result.stderr).toContain(`zero: skill package ${boolean} (user) was not loaded: invalid frontmatter: "description" (line 3): YAML reads "yes" as a null or boolean, not text; quote it\n`);
   const system = systemOf(fake.requests[0]!);
-  expect(system).toContain("- good: A good skill");
-  expect(system).not.toContain("evil");
+  expect(catalogLines(system)).toEqual([`- good: A good skill (${join(userSkills(), "good", "SKILL.md")})`]);
 });
 
 test("SKILL-02: the same id at all five levels: the model sees the project config's description", async () => {
