@@ -1,4 +1,7 @@
 import { expect, test } from "bun:test";
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
 import { BoundedStdioTransport, MAX_PENDING_INPUT_BYTES, resolveCommand, safePath, serverEnvironment } from "./stdio-transport.ts";
 
 test("a server that stops reading its stdin is cut off once the waiting input passes the bound", async () => {
@@ -31,4 +34,19 @@ test("safe PATH: relative and empty entries are dropped, from zero's PATH and a 
   expect(env.GITHUB_TOKEN).toBeUndefined();
   expect(() => resolveCommand("bin/server", "/usr/bin")).toThrow("must be absolute, start with ./ or ../");
   expect(resolveCommand("sh", "/usr/bin:/bin")).toMatch(/\/sh$/);
+});
+
+test("a bare command name is found only through absolute PATH entries, never through a relative one", () => {
+  const dir = mkdtempSync(join(tmpdir(), "zero-mcp-path-"));
+  try {
+    writeFileSync(join(dir, "zero-probe-server"), "#!/bin/sh\n");
+    chmodSync(join(dir, "zero-probe-server"), 0o755);
+    // The same directory named relatively (as "." or "bin" would be) is dropped from the PATH a server is looked up on.
+    const relativeEntry = relative(process.cwd(), dir);
+    expect(relativeEntry.startsWith("/")).toBe(false);
+    expect(() => resolveCommand("zero-probe-server", safePath(`${relativeEntry}:/usr/bin`))).toThrow('command "zero-probe-server" was not found on PATH');
+    expect(resolveCommand("zero-probe-server", safePath(`${dir}:/usr/bin`))).toBe(join(dir, "zero-probe-server"));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

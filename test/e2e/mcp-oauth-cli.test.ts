@@ -36,6 +36,8 @@ const urlIn = (stderr: string): string | undefined => /open this URL in a browse
 test("zero mcp login signs in through the loopback callback; list, a run and logout use the stored tokens", async () => {
   const { authorization, port, env } = world();
   const store = join(sandbox.configDir, "mcp-oauth.json");
+  const configFile = join(sandbox.configDir, "config.jsonc");
+  const configBefore = readFileSync(configFile, "utf8");
 
   const before = await runZero(["mcp", "list", "--json"], { sandbox, env });
   expect(before.code).toBe(0);
@@ -46,6 +48,8 @@ test("zero mcp login signs in through the loopback callback; list, a run and log
   await waitUntil("the authorization URL on stderr", () => urlIn(login.stderrSoFar()) !== undefined);
   const url = new URL(urlIn(login.stderrSoFar())!);
   expect(url.searchParams.get("code_challenge_method")).toBe("S256");
+  expect(url.searchParams.get("code_challenge")).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  expect(url.searchParams.get("state")).toMatch(/^[A-Za-z0-9_-]{43}$/);
   expect(url.searchParams.get("redirect_uri")).toBe(`http://127.0.0.1:${port}/oauth/callback`);
   expect(url.searchParams.get("scope")).toBe("tools.read");
   expect(url.searchParams.get("resource")).toEndWith("/mcp");
@@ -61,8 +65,8 @@ test("zero mcp login signs in through the loopback callback; list, a run and log
   expect(statSync(sandbox.configDir).mode & 0o777).toBe(0o700);
   const stored = readFileSync(store, "utf8");
   expect(stored).toContain("access_token");
-  // The configuration never holds a token.
-  expect(readFileSync(join(sandbox.configDir, "config.jsonc"), "utf8")).not.toContain("access_token");
+  // The configuration never holds a token: signing in leaves it as it was.
+  expect(readFileSync(configFile, "utf8")).toBe(configBefore);
 
   const listed = await runZero(["mcp", "list", "--json"], { sandbox, env });
   expect(JSON.parse(listed.stdout).servers[0]).toMatchObject({ status: "connected", signedIn: true, tools: ["whoami"] });

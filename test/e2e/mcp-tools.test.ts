@@ -145,3 +145,29 @@ test("SEC-05: a secret in an MCP tool result reaches the model redacted, and the
   expect(result.stdout).not.toContain(token);
   expect(completion(jsonLines(result.stdout), "call_leak").redactions).toEqual({ count: 1, kinds: { "github-token": 1 } });
 });
+
+test("a long MCP tool result is bounded like any tool output: head and tail for the model, the whole text in an artifact it can read back", async () => {
+  sandbox.writeUserConfig(fakeConfig(fake.url, "chat", { mcp: { fx: fixtureServer() }, agents: { build: { mcpServers: ["fx"] } } }));
+  let uri = "";
+  fake.script([
+    { toolCalls: [{ name: "mcp__fx__big", args: {}, id: "call_big" }] },
+    (req) => {
+      const answer = req.body.messages.filter((m: any) => m.role === "tool").at(-1).content as string;
+      uri = /artifact:\/\/[0-9a-f]{64}/.exec(answer)?.[0] ?? "missing";
+      return { toolCalls: [{ name: "read", args: { path: uri, offset: 1500, limit: 1 }, id: "call_back" }] };
+    },
+    { text: "done" },
+  ]);
+  const result = await runZero(["run", "-y", "--json", "list"], { sandbox });
+  expect(result.code, describeRun(result)).toBe(0);
+  const bounded = lastToolMessage(fake, 1);
+  expect(bounded).toStartWith(`row 1 ${"-".repeat(40)}\n`);
+  expect(bounded).toEndWith(`row 3000 ${"-".repeat(40)}`);
+  expect(bounded).toContain(`characters omitted; the full output is ${uri} (read it with offset/limit)`);
+  expect(bounded).not.toContain("row 1500 ");
+  expect(bounded.length).toBeLessThan(61_000);
+  expect(uri).toMatch(/^artifact:\/\/[0-9a-f]{64}$/);
+  expect(completion(jsonLines(result.stdout), "call_big")).toMatchObject({ status: "completed", truncated: true });
+  // The part the model did not see is there in the artifact.
+  expect(lastToolMessage(fake, 2)).toStartWith(`1500\trow 1500 ${"-".repeat(40)}\n(lines 1500-1500 of 3000 lines`);
+});
