@@ -6,7 +6,10 @@ import { resolve } from "node:path";
 import solidPlugin from "@opentui/solid/bun-plugin";
 
 const root = resolve(import.meta.dir, "..");
-const outdir = resolve(root, "dist");
+// `--outdir <dir>` (bench/tui.ts): a private build that a concurrent `bun run build` cannot
+// remove mid-measurement. It must sit inside the package so node_modules resolves from it.
+const outdirFlag = process.argv.indexOf("--outdir");
+const outdir = outdirFlag > 0 && process.argv[outdirFlag + 1] ? resolve(process.argv[outdirFlag + 1]!) : resolve(root, "dist");
 rmSync(outdir, { recursive: true, force: true });
 
 async function build(options: Parameters<typeof Bun.build>[0]): Promise<void> {
@@ -65,4 +68,4 @@ for (const name of readdirSync(outdir)) {
   }
   chmodSync(file, 0o644);
 }
-console.log("built dist/index.js and dist/main.js (+ bytecode)");
+console.log(`built ${outdir}: index.js, main.js (+ bytecode), tui.js`);

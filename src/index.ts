@@ -12,6 +12,8 @@ declare const ZERO_BUNDLED_MAIN: string | undefined;
 const mainModule = typeof ZERO_BUNDLED_MAIN === "string" ? ZERO_BUNDLED_MAIN : "./surface/cli/main.ts";
 
 const args = process.argv.slice(2);
+/** Flags that mean the TUI when they come first (`zero --resume <id>`, `zero -C <dir>`). */
+const TUI_FLAGS = ["--resume", "-C", "--cwd"];
 const first = args[0];
 // Bun.write, not process.stdout: the latter costs ~10 ms of setup on every start.
 if (first === "--version" || first === "-v") {
@@ -25,7 +27,7 @@ if (first === "--version" || first === "-v") {
   // (a plugin promise that never resolves) must not end as a success.
   process.exitCode = 1;
   // No arguments in a terminal, or --resume: the interactive TUI (`tui` is its internal command name).
-  const argv = first === undefined || first === "--resume" ? ["tui", ...args] : args;
+  const argv = first === undefined || TUI_FLAGS.includes(first) || TUI_FLAGS.some((flag) => first.startsWith(`${flag}=`)) ? ["tui", ...args] : args;
   void import(mainModule).then(async ({ main }: typeof import("./surface/cli/main.ts")) => process.exit(await main(argv)));
 }
 

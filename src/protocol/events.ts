@@ -398,14 +398,7 @@ export type EventBody = RuntimeEvent extends infer E
     : never
   : never;
 
-/**
- * An event of a delegated child run (children's events carry their parent's id). The public
- * protocols (stream-json, host) show only the root run: child activity reaches them as the
- * parent's delegate call and its result; `run --json` shows the whole tree.
- */
-export function isChildEvent(event: RuntimeEvent): boolean {
-  return typeof (event as { parentRunId?: unknown }).parentRunId === "string";
-}
+export { isChildEvent } from "./child-event.ts";
 
 /** Exit codes shared by every surface (decisions.md). */
 export const EXIT = { ok: 0, internal: 1, usage: 2, provider: 3, limit: 4, cancelled: 130 } as const;

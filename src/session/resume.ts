@@ -49,8 +49,15 @@ export function checkMeta(meta: CheckpointMeta, version: number, ctx: ResumeCont
   if (version !== CHECKPOINT_VERSION && version !== 1) throw new UsageError(`${what} was saved in checkpoint format ${version}; this version reads ${CHECKPOINT_VERSION}`);
   if (meta.mode !== "agent" && !(options.workflows && meta.mode === "workflow")) throw new UsageError(`${what} was a ${meta.mode} run; only agent runs can be resumed`);
   if (meta.workspace !== ctx.workspace) throw new UsageError(`${what} belongs to the workspace ${meta.workspace}, not ${ctx.workspace}`);
-  if (meta.surface !== ctx.surface) throw new UsageError(`${what} was started from the ${meta.surface} surface; zero ${ctx.surface === "cli" ? "run" : ctx.surface} resumes only its own (${ctx.surface}) sessions`);
+  if (meta.surface !== ctx.surface) throw new UsageError(`${what} was started from the ${meta.surface} surface; ${surfaceAdvice(meta.surface, ctx.surface)}`);
   if (meta.mode === "agent") checkSavedModel(meta, ctx.config, ctx.modelOverride);
+}
+
+/** Where a session of each surface is continued, for the refusal's advice. */
+const RESUMED_BY: Record<string, string> = { tui: "zero --resume <id>", cli: "zero run --resume <id>", exec: "zero exec --resume <id>", acp: "an ACP client's session/load" };
+
+function surfaceAdvice(theirs: string, ours: string): string {
+  return `here only ${ours} sessions can be resumed${RESUMED_BY[theirs] ? ` (${RESUMED_BY[theirs]} resumes it)` : ""}`;
 }
 
 /** `--resume <id|latest>`: a validated checkpoint to continue in a fresh run of the same session. */
@@ -69,7 +76,7 @@ export function resolveSessionResume(storeOrNone: Store | undefined, ref: string
   if (session.parentSessionId) {
     throw new UsageError(`${what} is a delegated child's conversation inside session ${session.parentSessionId}; resume that session and continue the child with delegate send`);
   }
-  if (session.surface !== ctx.surface) throw new UsageError(`${what} belongs to the ${session.surface} surface; zero run resumes only ${ctx.surface} sessions`);
+  if (session.surface !== ctx.surface) throw new UsageError(`${what} belongs to the ${session.surface} surface; ${surfaceAdvice(session.surface, ctx.surface)}`);
   if (session.workspace !== ctx.workspace) throw new UsageError(`${what} belongs to the workspace ${session.workspace}, not ${ctx.workspace}`);
   const checkpoint = store.latestCheckpoint({ sessionId: session.id });
   if (!checkpoint) throw new UsageError(`${what} has no checkpoint to resume (it never completed a step)`);

@@ -1,5 +1,7 @@
 import { afterEach, expect, test } from "bun:test";
-import { ZERO_BIN, type Sandbox } from "../support/cli.ts";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fakeConfig, ZERO_BIN, type Sandbox } from "../support/cli.ts";
 import { useFakeProviderAndSandbox } from "../support/e2e-hooks.ts";
 import type { FakeProvider } from "../support/fake-provider.ts";
 
@@ -27,6 +29,26 @@ async function waitForPane(what: string | RegExp, timeoutMs = 15_000): Promise<s
 }
 
 afterEach(() => void tmux("kill-session", "-t", session));
+
+/** A shell in tmux (120x40) in the workspace, the terminal's modes saved; then zero in it. */
+async function startZero(label: string): Promise<void> {
+  const env = Object.entries({ ...sandbox.env, TERM: "xterm-256color" })
+    .map(([key, value]) => `${key}='${value.replaceAll("'", "'\\''")}'`)
+    .join(" ");
+  tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", "-c", sandbox.workspace, "bash --norc --noprofile");
+  keys(`PS1='$ '; stty -g > ${sandbox.root}/stty.before; clear`, "Enter");
+  await Bun.sleep(200);
+  keys(`env -i ${env} ${ZERO_BIN}; echo ${label}=$?; stty -g > ${sandbox.root}/stty.after`, "Enter");
+  await waitForPane("Ask zero to do something");
+}
+
+/** The terminal is as it was: main screen, no mouse tracking, the same tty modes. */
+async function expectTerminalRestored(): Promise<void> {
+  const modes = tmux("display", "-p", "-t", session, "#{alternate_on} #{mouse_any_flag}").stdout.toString().trim();
+  expect(modes).toBe("0 0");
+  await Bun.sleep(200);
+  expect(await Bun.file(`${sandbox.root}/stty.after`).text()).toBe(await Bun.file(`${sandbox.root}/stty.before`).text());
+}
 
 test("zero in a terminal: type a task, see streamed text and a tool row, approve with A, exit with Ctrl-C twice (terminal restored, resume hint)", async () => {
   // tmux is a test dependency (.ci/run installs it when missing): without it this fails, never skips.
@@ -83,10 +105,69 @@ test("zero in a terminal: type a task, see streamed text and a tool row, approve
   keys("C-c");
   screen = await waitForPane("EXIT2=0");
   expect(screen).toContain(`resume with: zero --resume ${id}`);
+  // A headless run refuses the TUI's session and says where it is continued.
+  const refused = Bun.spawnSync([ZERO_BIN, "run", "--resume", id, "go on"], { env: sandbox.env, cwd: sandbox.workspace, stdout: "pipe", stderr: "pipe" });
+  expect(refused.exitCode).toBe(2);
+  expect(refused.stderr.toString()).toContain("belongs to the tui surface; here only cli sessions can be resumed (zero --resume <id> resumes it)");
 }, 60_000);
 
-test("zero without a terminal prints the help (as before)", async () => {
-  const proc = Bun.spawn([ZERO_BIN], { env: sandbox.env, cwd: sandbox.workspace, stdin: "ignore", stdout: "pipe" });
-  expect(await new Response(proc.stdout).text()).toContain("Usage:");
-  expect(await proc.exited).toBe(0);
-});
+test("zero without a terminal prints the help; the TUI's flags and help work without one", async () => {
+  const zero = async (...args: string[]) => {
+    const proc = Bun.spawn([ZERO_BIN, ...args], { env: sandbox.env, cwd: sandbox.workspace, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    return { stdout, stderr, code };
+  };
+  expect((await zero()).stdout).toContain("Usage:");
+  for (const args of [["tui", "--help"], ["--resume", "--help"], ["-C", sandbox.workspace, "-h"]]) {
+    const { stdout, code } = await zero(...args);
+    expect(stdout).toContain("Usage: zero [--resume <session id>] [-C <dir>]");
+    expect(code).toBe(0);
+  }
+  const noTerminal = await zero("-C", sandbox.workspace);
+  expect(noTerminal.stderr).toContain("the interactive TUI needs a terminal");
+  expect(noTerminal.code).toBe(2);
+  const missing = await zero("--resume");
+  expect(missing.stderr).toContain("option --resume needs a value");
+  expect(missing.code).toBe(2);
+}, 30_000);
+
+test("two messages queued during a run both run after Esc cancels it, in order, in the same conversation", async () => {
+  fake.script([{ kind: "stall" }, { text: "answer two" }, { text: "answer three" }]);
+  await startZero("EXIT");
+  typeText("first task");
+  keys("Enter");
+  await fake.waitForRequests(1);
+  await waitForPane("Working for");
+  typeText("second message");
+  keys("Enter");
+  typeText("third message");
+  keys("Enter");
+  let screen = await waitForPane("2 queued");
+  expect(screen).toContain("next: second message");
+  keys("Escape");
+  screen = await waitForPane("answer three");
+  expect(screen).toContain("answer two");
+  expect(screen).not.toContain("queued ·");
+  expect(screen.indexOf("› second message")).toBeLessThan(screen.indexOf("› third message"));
+  expect(fake.requests).toHaveLength(3);
+  // Both ran in the one conversation: the third request carries the second's answer.
+  expect(JSON.stringify(fake.requests[2]!.body.messages)).toContain("answer two");
+  keys("C-c");
+  keys("C-c");
+  await waitForPane("EXIT=0");
+  await expectTerminalRestored();
+}, 60_000);
+
+test("a crash (a plugin's uncaught error) still restores the terminal and exits non-zero", async () => {
+  const plugin = join(sandbox.root, "crash-plugin.ts");
+  writeFileSync(plugin, `export default { hooks: { beforeRun() { setTimeout(() => { throw new Error("plugin bug"); }, 0); } } };\n`);
+  sandbox.writeUserConfig(fakeConfig(fake.url, "chat", { plugins: [plugin] }));
+  fake.script([{ kind: "stall" }]);
+  await startZero("CRASHED");
+  typeText("anything");
+  keys("Enter");
+  const screen = await waitForPane(/CRASHED=(\d+)/);
+  expect(Number(/CRASHED=(\d+)/.exec(screen)![1])).not.toBe(0);
+  expect(screen).toContain("plugin bug");
+  await expectTerminalRestored();
+}, 60_000);

@@ -24,7 +24,8 @@ export function parseCommandArgs(command: string, argv: string[], options: Optio
     // The first quoted token is the option; the message may quote more (a suggested `--`).
     if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") throw fail(`unknown option ${quoted === undefined ? message : quoted.startsWith("-") ? quoted : `-${quoted}`}; ${hint}`);
     if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
-      throw fail(`option ${flag ?? ""} ${/argument missing/.test(message) ? "needs a value" : "does not take a value"}; ${hint}`);
+      // "argument missing" and "argument is ambiguous" (`--resume --help`: the next token is a flag).
+      throw fail(`option ${flag ?? ""} ${/argument missing|ambiguous/.test(message) ? "needs a value" : "does not take a value"}; ${hint}`);
     }
     if (code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL") throw fail(`unexpected argument '${quoted ?? ""}'; ${hint}`);
     throw fail(message);

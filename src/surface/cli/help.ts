@@ -25,6 +25,18 @@ Exit codes: 0 success, 1 internal error, 2 usage or configuration error,
 3 provider error, 4 a limit stopped the run, 130 cancelled.
 `;
 
+export const TUI_HELP = `Usage: zero [--resume <session id>] [-C <dir>]
+
+The interactive TUI (needs a terminal on stdin and stdout; elsewhere use 'zero run').
+
+Options:
+  --resume <id>        continue a saved TUI session (its timeline shown again)
+  -C, --cwd <dir>      the workspace (default: the current directory)
+  -h, --help           show this help
+
+Inside: Enter sends, /help lists every command and key, Ctrl-C twice quits.
+`;
+
 export const RUN_HELP = `Usage: zero run [options] [task]
 
 Runs one task with the default agent and prints the answer. Without a task

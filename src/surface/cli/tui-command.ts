@@ -6,10 +6,13 @@
  */
 import { appendFileSync } from "node:fs";
 import { isatty } from "node:tty";
-import { loadConfig } from "../../config/load.ts";
+import { loadConfig, type LoadedConfig } from "../../config/load.ts";
 import { UsageError } from "../../util/errors.ts";
-import { createController } from "../tui/controller.ts";
+import { createController, initialState } from "../tui/controller.ts";
+import { skillsForAgent } from "../../skill/catalog.ts";
+import { loadSkills } from "../../skill/source.ts";
 import { parseCommandArgs, stringFlag } from "./args.ts";
+import { TUI_HELP } from "./help.ts";
 import { reportConfigNotices, type CliIo } from "./io.ts";
 import { cliSessionService } from "./session-access.ts";
 import { workspaceFrom } from "./workspace.ts";
@@ -30,10 +33,20 @@ export async function tuiCommand(io: CliIo): Promise<number> {
     if (traceFile) appendFileSync(traceFile, `${mark} ${performance.now().toFixed(1)}\n`);
   };
   trace("tui-command");
+  // --help anywhere wins (`zero --resume --help` must not read --help as the session id).
+  if (io.argv.includes("--help") || io.argv.includes("-h")) {
+    io.stdout(TUI_HELP);
+    return 0;
+  }
   const { values } = parseCommandArgs("tui", io.argv, TUI_OPTIONS, false);
   if (!isatty(0) || !isatty(1)) {
     throw new UsageError("the interactive TUI needs a terminal (TTY stdin and stdout); use 'zero run <task>' to run a task headlessly");
   }
+  // The view bundle starts loading now, beside the config and the session service: some of
+  // Bun's module loading happens off the main thread (~15 ms earlier first frame, measured by
+  // bench/tui.ts). Awaited below; a config error meanwhile must not leave it unhandled.
+  const view = import(TUI_MODULE) as Promise<typeof import("../tui/start.tsx")>;
+  view.catch(() => {});
   const workspace = workspaceFrom(stringFlag(values.cwd), io.cwd);
   const resume = stringFlag(values.resume);
   // While the screen is the TUI's, lines for stderr become timeline notices (a direct write
@@ -43,22 +56,26 @@ export async function tuiCommand(io: CliIo): Promise<number> {
   const tuiIo: CliIo = { ...io, stderr: (text) => (sink ? sink(text) : void waiting.push(text)) };
   const loaded = loadConfig({ workspace, env: io.env });
   reportConfigNotices(tuiIo, loaded);
+  trace("config-loaded");
   const { service, close } = cliSessionService(tuiIo, loaded, { workspace, extraDirs: [], overrides: {}, surface: "tui", interactive: true });
+  trace("service-built");
   let result: { sessionId: string; started: boolean; signalled: boolean };
   try {
-    const { startTui } = (await import(TUI_MODULE)) as typeof import("../tui/start.tsx");
+    const { startTui } = await view;
     trace("tui-module-loaded");
     result = await startTui({
       config: loaded.config,
       cwd: workspace,
+      initial: initialState(""),
       resume: resume !== undefined,
-      createController: (update, read) => createController({ service, config: loaded.config, update, read, ...(resume !== undefined ? { resume } : {}) }),
+      createController: (update, read) => createController({ service, config: loaded.config, workspace, update, read, skills: () => rootSkills(io, loaded, workspace), ...(resume !== undefined ? { resume } : {}) }),
       onInterrupt: io.onInterrupt,
       onLog: (line) => {
         sink = line;
         for (const text of waiting.splice(0)) line(text);
       },
-      trace,
+      // Only when asked: startTui instruments the renderer whenever it gets one.
+      ...(traceFile ? { trace } : {}),
     });
   } finally {
     sink = undefined;
@@ -68,4 +85,11 @@ export async function tuiCommand(io: CliIo): Promise<number> {
   if (result.started) io.stdout(`resume with: zero --resume ${result.sessionId}\n`);
   // Ended by a signal (SIGINT/SIGTERM/SIGHUP): a supervisor must not read it as success.
   return result.signalled ? 130 : 0;
+}
+
+/** The `$` menu's skills: the root agent's, found again on first use (the run's own list is the same). */
+function rootSkills(io: CliIo, loaded: LoadedConfig, workspace: string): { id: string; description: string }[] {
+  const agent = loaded.config.agents[loaded.config.defaultAgent];
+  if (!agent) return [];
+  return skillsForAgent(loadSkills({ env: io.env, loaded, workspace }), agent).map((skill) => ({ id: skill.id, description: skill.description }));
 }

@@ -1,69 +1,9 @@
-import { afterEach, describe, expect, test } from "bun:test";
-import { testRender } from "@opentui/solid";
-import { createStore, produce } from "solid-js/store";
-import { configSandbox, removeConfigSandboxes } from "../../config/config-test-support.ts";
-import { loadConfig } from "../../config/load.ts";
-import type { RuntimeEvent } from "../../protocol/events.ts";
+import { describe, expect, test } from "bun:test";
 import type { PendingApproval } from "../../session/service.ts";
-import { App, type TuiActions } from "./app.tsx";
-import { initialState, type TuiState, type Update } from "./controller.ts";
 import { remember } from "./history.ts";
 import { enqueue } from "./queue.ts";
 import { addUserTurn, applyEvent } from "./timeline.ts";
-
-// The view over a store and a recording stand-in for the controller (its behaviour is tested in
-// controller.test.ts): frames as text, keys through OpenTUI's mock input.
-
-let setup: Awaited<ReturnType<typeof testRender>> | undefined;
-afterEach(() => {
-  setup?.renderer.destroy();
-  setup = undefined;
-  removeConfigSandboxes();
-});
-
-function config() {
-  const box = configSandbox();
-  box.userFile(JSON.stringify({ models: { fast: { provider: "openai", model: "gpt-x" } }, agents: { build: { model: "fast" } } }));
-  return loadConfig({ workspace: box.ws, env: box.env }).config;
-}
-
-let sequence = 0;
-const event = (runId: string, body: Record<string, unknown>) =>
-  ({ eventId: crypto.randomUUID(), sequence: ++sequence, timestamp: new Date().toISOString(), runId, ...body }) as unknown as RuntimeEvent;
-
-/** A lone ESC is told from an escape sequence by a 20 ms pause of the input parser. */
-async function escape() {
-  setup!.mockInput.pressEscape();
-  await Bun.sleep(60);
-}
-
-async function mount(prepare: (state: TuiState) => void = () => {}, width = 100, height = 30) {
-  const [state, setState] = createStore<TuiState>(initialState("s-1"));
-  const update: Update = (change) => setState(produce(change));
-  update(prepare);
-  const calls: string[] = [];
-  let exits = 0;
-  const actions: TuiActions = {
-    submit: (text) => {
-      calls.push(`submit:${text}`);
-      if (text.trim() === "") return "empty";
-      update((s) => {
-        addUserTurn(s.timeline, text);
-        s.started = true;
-      });
-      return "sent";
-    },
-    cancel: () => (calls.push("cancel"), true),
-    answer: (answer) => {
-      calls.push(`answer:${answer}`);
-      update((s) => void s.approvals.shift());
-    },
-    choose: (name, value) => void calls.push(`choose:${name}=${value}`),
-  };
-  setup = await testRender(() => <App state={state} update={update} actions={actions} config={config()} cwd="/work/ws" onExit={() => exits++} tickMs={0} />, { width, height, exitOnCtrlC: false });
-  await setup.waitForVisualIdle();
-  return { state, update, calls, exits: () => exits };
-}
+import { escape, event, mount, setup } from "./view-test-support.tsx";
 
 describe("TUI view", () => {
   test("start screen: composer, controls and the ⚙ footer; Enter submits and clears; the timeline replaces the start screen", async () => {

@@ -3,19 +3,21 @@
  * popups and the status line, drawn with OpenTUI + Solid from a store of `TuiState`. Behaviour
  * lives in the controller (`actions`); this file maps keys to it and state to boxes.
  */
-import type { KeyEvent, ScrollBoxRenderable, TextareaRenderable } from "@opentui/core";
+import type { KeyEvent, ScrollBoxRenderable } from "@opentui/core";
 import { useKeyboard } from "@opentui/solid";
 import { createEffect, createMemo, createSignal, For, onCleanup, Show } from "solid-js";
 import type { EffectiveConfig } from "../../config/schema.ts";
 import { sanitizeForTerminal } from "../../security/terminal.ts";
 import type { Controller, TuiState, Update } from "./controller.ts";
 import { newer, older } from "./history.ts";
+import { Composer, type ComposerApi } from "./composer.tsx";
 import { EntryRows } from "./entries.tsx";
-import { approvalLines, formatTokens, statusLine } from "./presenters.ts";
-import { COLORS } from "./theme.ts";
+import { PopupView, pickerOptions } from "./popups.tsx";
+import { approvalLines, controls, formatTokens, statusLine } from "./presenters.ts";
+import { ATTRS, COLORS } from "./theme.ts";
 import { formatDuration, toggleRun, visibleRows } from "./timeline.ts";
 
-export type TuiActions = Pick<Controller, "submit" | "cancel" | "answer" | "choose">;
+export type TuiActions = Pick<Controller, "submit" | "cancel" | "answer" | "choose" | "command" | "editQueued" | "deleteQueued" | "moveQueued" | "stopEditing" | "listFiles" | "listSkills">;
 
 export type AppProps = {
   state: TuiState;
@@ -32,38 +34,40 @@ export type AppProps = {
   tickMs?: number;
 };
 
-
-/** Enter sends; Shift-Enter, Alt-Enter and Ctrl-J insert a newline. */
-const COMPOSER_KEYS = [
-  { name: "return", action: "submit" as const },
-  { name: "kpenter", action: "submit" as const },
-  { name: "return", shift: true, action: "newline" as const },
-  { name: "return", meta: true, action: "newline" as const },
-  { name: "linefeed", action: "newline" as const },
-  { name: "j", ctrl: true, action: "newline" as const },
-];
-
 const clean = (text: string) => sanitizeForTerminal(text);
+
+const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
 export function App(props: AppProps) {
   const now = props.now ?? Date.now;
   const [clock, setClock] = createSignal(now());
   const [hint, setHint] = createSignal("");
   const [pickerIndex, setPickerIndex] = createSignal(0);
-  let composer: TextareaRenderable | undefined;
+  const [pickerFilter, setPickerFilter] = createSignal("");
+  const [queueIndex, setQueueIndex] = createSignal(0);
+  const [expanded, setExpanded] = createSignal(false);
+  let composer: ComposerApi | undefined;
   let timeline: ScrollBoxRenderable | undefined;
   let lastCtrlC = 0;
+  let hintTimer: ReturnType<typeof setTimeout> | undefined;
   let exited = false;
+  onCleanup(() => clearTimeout(hintTimer));
 
   const exit = () => {
     if (exited) return;
     exited = true;
     props.onExit();
   };
+  /** A hint in the footer; a passing one goes after a few seconds. */
+  const say = (text: string, forMs = 0) => {
+    clearTimeout(hintTimer);
+    setHint(text);
+    if (forMs > 0) hintTimer = setTimeout(() => setHint(""), forMs);
+  };
 
-  // The live timer: only ticks while a run is active.
+  // The live timer and the spinner: they only tick while a run is active.
   createEffect(() => {
-    const tick = props.tickMs ?? 1000;
+    const tick = props.tickMs ?? 120;
     if (!props.state.running || tick <= 0) return;
     setClock(now());
     const timer = setInterval(() => setClock(now()), tick);
@@ -74,7 +78,10 @@ export function App(props: AppProps) {
   });
   createEffect(() => {
     const popup = props.state.popup;
-    if (popup?.kind === "picker") setPickerIndex(Math.max(0, popup.options.indexOf(popup.current)));
+    setPickerFilter("");
+    setExpanded(false);
+    if (popup?.kind === "picker") setPickerIndex(Math.max(0, pickerOptions(popup, "", props.config).indexOf(popup.current)));
+    if (popup?.kind === "queue") setQueueIndex(0);
   });
 
   const rows = createMemo(() => visibleRows(props.state.timeline));
@@ -84,26 +91,26 @@ export function App(props: AppProps) {
       costUsd: props.state.timeline.costUsd,
       queued: props.state.queue.items.length,
     });
-  const controls = () => statusLine(props.config, props.state.choices, { costUsd: 0, queued: 0 });
   const approval = () => props.state.approvals[0];
   const activeRun = () => {
     const id = props.state.timeline.activeRunId;
     return id ? props.state.timeline.runs[id] : undefined;
   };
-
-  const setComposer = (text: string) => {
-    if (!composer) return;
-    composer.setText(text);
-    composer.cursorOffset = text.length;
+  /** "Thinking…" until the active run's answer starts streaming (and again after each tool). */
+  const thinking = () => {
+    const last = props.state.timeline.entries.at(-1);
+    return !(last && last.kind === "assistant" && last.runId === props.state.timeline.activeRunId);
   };
+  const picker = () => (props.state.popup?.kind === "picker" ? props.state.popup : undefined);
+  const pickerChoices = () => (picker() ? pickerOptions(picker()!, pickerFilter(), props.config) : []);
 
   const submit = () => {
-    const text = composer?.plainText ?? "";
+    const text = composer?.text() ?? "";
     const result = props.actions.submit(text);
-    if (result === "full") return setHint("the queue is full: the message stays in the composer");
+    if (result === "full") return say("the queue is full: the message stays in the composer");
     if (result === "empty") return;
-    setHint(result === "queued" ? "queued: it runs when the active run ends" : "");
-    setComposer("");
+    say(result === "queued" ? "queued: it runs when the active run ends" : result === "edited" ? "the queued message is updated" : "", 4000);
+    composer?.setText("");
   };
 
   const toggleLastWorked = () => {
@@ -111,22 +118,84 @@ export function App(props: AppProps) {
     if (worked && worked.kind === "worked") props.update((state) => toggleRun(state.timeline, worked.run.runId));
   };
 
+  /** Ctrl-Up / Ctrl-Down outside the queue editor: the previous or next of the user's prompts. */
+  const jumpToPrompt = (direction: -1 | 1) => {
+    if (!timeline) return;
+    const children = timeline.content.getChildren();
+    const top = timeline.scrollTop;
+    const offsets = rows().flatMap((row, index) => (row.kind === "entry" && row.entry.kind === "user" && children[index] ? [children[index]!.y - timeline!.content.y] : []));
+    // A prompt within a line of the top is the one in view: go past it.
+    const target = direction < 0 ? offsets.filter((offset) => offset < top - 1).at(-1) : offsets.find((offset) => offset > top + 1);
+    if (target !== undefined) timeline.scrollTo(target);
+    else if (direction > 0) timeline.scrollTo(timeline.scrollHeight);
+    timeline.requestRender();
+  };
+
+  const popupKey = (key: KeyEvent, popup: NonNullable<TuiState["popup"]>): void => {
+    if (key.name === "escape") return props.update((state) => void delete state.popup);
+    if (popup.kind === "picker") {
+      const options = pickerChoices();
+      if (key.name === "up" || key.name === "down") {
+        if (options.length > 0) setPickerIndex((index) => (index + (key.name === "up" ? options.length - 1 : 1)) % options.length);
+      } else if (key.name === "return") {
+        const choice = options[Math.min(pickerIndex(), options.length - 1)];
+        props.update((state) => void delete state.popup);
+        if (choice !== undefined) props.actions.choose(popup.command as Parameters<TuiActions["choose"]>[0], choice);
+      } else if (key.name === "backspace") {
+        setPickerFilter((filter) => filter.slice(0, -1));
+        setPickerIndex(0);
+      } else if (key.sequence.length === 1 && key.sequence >= " " && !key.ctrl && !key.meta) {
+        setPickerFilter((filter) => (filter + key.sequence).slice(0, 40));
+        setPickerIndex(0);
+      }
+      return;
+    }
+    if (popup.kind === "queue") {
+      const items = props.state.queue.items;
+      const item = items[Math.min(queueIndex(), items.length - 1)];
+      if ((key.name === "up" || key.name === "down") && (key.ctrl || key.meta)) {
+        if (!item) return;
+        const by = key.name === "up" ? -1 : 1;
+        props.actions.moveQueued(item.id, by);
+        setQueueIndex((index) => Math.min(Math.max(0, index + by), items.length - 1));
+      } else if (key.name === "up" || key.name === "down") {
+        if (items.length > 0) setQueueIndex((index) => (index + (key.name === "up" ? items.length - 1 : 1)) % items.length);
+        setExpanded(false);
+      } else if (key.name === "return") {
+        setExpanded((open) => !open);
+      } else if (key.name === "d" && item) {
+        const remaining = items.length - 1;
+        props.actions.deleteQueued(item.id);
+        setQueueIndex((index) => Math.max(0, Math.min(index, remaining - 1)));
+      } else if (key.name === "e" && item) {
+        const text = props.actions.editQueued(item.id);
+        props.update((state) => void delete state.popup);
+        if (text !== undefined) {
+          composer?.setText(text);
+          say("editing a queued message: Enter puts it back in its place, Ctrl-C leaves it as it was");
+        }
+      }
+    }
+    // help: every other key is the popup's (Enter must not send the composer's text).
+  };
+
   const handleKey = (key: KeyEvent) => {
     const consume = () => key.preventDefault();
-    // Ctrl-C: clear the composer; twice within a second: leave.
+    // Ctrl-C: clear the composer (and leave editing a queued message); twice within a second: leave.
     if (key.ctrl && key.name === "c") {
       consume();
       const at = now();
       if (at - lastCtrlC < 1000) return exit();
       lastCtrlC = at;
-      setComposer("");
-      setHint("press Ctrl-C again to quit");
+      composer?.setText("");
+      if (props.state.editing !== undefined) props.actions.stopEditing();
+      say("press Ctrl-C again to quit", 1000);
       return;
     }
     const pending = approval();
     // Y/A/N answer only while the composer is empty: a letter typed mid-message (a queued one)
     // must never become "allow for the session". Esc always denies.
-    if (pending && (key.name === "escape" || (composer?.plainText ?? "") === "")) {
+    if (pending && (key.name === "escape" || (composer?.text() ?? "") === "")) {
       const answer = key.name === "y" ? "once" : key.name === "a" ? "always" : key.name === "n" || key.name === "escape" ? "deny" : undefined;
       if (answer && !key.ctrl && !key.meta) {
         consume();
@@ -134,33 +203,16 @@ export function App(props: AppProps) {
       }
       return;
     }
-    if (pending) setHint("an approval waits: empty the composer (Ctrl-C) to answer with Y / A / N, or Esc to deny");
+    if (pending) say("an approval waits: empty the composer (Ctrl-C) to answer with Y / A / N, or Esc to deny");
     const popup = props.state.popup;
     if (popup) {
-      if (key.name === "escape") {
-        consume();
-        return props.update((state) => void delete state.popup);
-      }
-      if (popup.kind === "picker") {
-        if (key.name === "up" || key.name === "down") {
-          consume();
-          const count = popup.options.length;
-          setPickerIndex((index) => (index + (key.name === "up" ? count - 1 : 1)) % count);
-          return;
-        }
-        if (key.name === "return") {
-          consume();
-          const choice = popup.options[pickerIndex()];
-          props.update((state) => void delete state.popup);
-          if (choice !== undefined) props.actions.choose(popup.command as Parameters<TuiActions["choose"]>[0], choice);
-          return;
-        }
-      }
-      return;
+      consume();
+      return popupKey(key, popup);
     }
+    if (composer?.handleKey(key)) return consume();
     if (key.name === "escape") {
       consume();
-      if (props.actions.cancel()) setHint("cancelled");
+      if (props.actions.cancel()) say("cancelled", 3000);
       return;
     }
     if (key.ctrl && key.name === "o") {
@@ -169,50 +221,45 @@ export function App(props: AppProps) {
     }
     if (key.ctrl && key.name === "l") {
       consume();
-      return void props.actions.submit("/clear");
+      return props.actions.command("clear");
     }
     if (key.name === "pageup" || key.name === "pagedown") {
       consume();
       timeline?.scrollBy((key.name === "pageup" ? -1 : 1) * Math.max(1, (timeline?.height ?? 10) - 2));
+      timeline?.requestRender();
       return;
     }
+    if ((key.name === "up" || key.name === "down") && (key.ctrl || key.meta)) {
+      consume();
+      return jumpToPrompt(key.name === "up" ? -1 : 1);
+    }
     // History at the edges of the composer.
-    if ((key.name === "up" || key.name === "down") && !key.ctrl && !key.meta && !key.shift && composer) {
-      const row = composer.logicalCursor.row;
-      const last = Math.max(0, composer.lineCount - 1);
+    if ((key.name === "up" || key.name === "down") && !key.shift && composer) {
+      const { row, count } = composer.lines();
+      let text: string | undefined;
       if (key.name === "up" && row === 0) {
-        let text: string | undefined;
-        const current = composer.plainText;
+        const current = composer.text();
         props.update((state) => void (text = older(state.history, current)));
-        if (text !== undefined) {
-          consume();
-          setComposer(text);
-        }
-      } else if (key.name === "down" && row === last) {
-        let text: string | undefined;
+      } else if (key.name === "down" && row === Math.max(0, count - 1)) {
         props.update((state) => void (text = newer(state.history)));
-        if (text !== undefined) {
-          consume();
-          setComposer(text);
-        }
+      }
+      if (text !== undefined) {
+        consume();
+        composer.setText(text);
       }
     }
   };
   useKeyboard(handleKey);
 
-  const composerBox = (compact: boolean) => (
-    <box border borderStyle="rounded" borderColor={COLORS.border} paddingLeft={1} paddingRight={1} minHeight={compact ? 4 : 3} flexShrink={0}>
-      <textarea
-        ref={(node: TextareaRenderable) => (composer = node)}
-        focused
-        minHeight={compact ? 2 : 1}
-        maxHeight={8}
-        keyBindings={COMPOSER_KEYS}
-        placeholder={props.state.running ? "queue a message for after this run…" : "Ask zero to do something…  (/help for commands)"}
-        placeholderColor={COLORS.dim}
-        onSubmit={submit}
-      />
-    </box>
+  const composerView = (compact: boolean) => (
+    <Composer
+      compact={compact}
+      placeholder={props.state.editing !== undefined ? "editing a queued message (Enter puts it back)" : props.state.running ? "queue a message for after this run…" : "Ask zero to do something…  (/ commands · @ files · $ skills)"}
+      onSubmit={submit}
+      listFiles={props.actions.listFiles}
+      listSkills={props.actions.listSkills}
+      api={(api) => (composer = api)}
+    />
   );
 
   return (
@@ -223,59 +270,53 @@ export function App(props: AppProps) {
           // The start screen.
           <box flexDirection="column" flexGrow={1} alignItems="center" justifyContent="center">
             <ascii_font text="ZERO" font="tiny" color={COLORS.accent} />
-            <text fg={COLORS.dim}>a multi-agent coding agent</text>
+            <text fg={COLORS.dim} attributes={ATTRS.dim}>a multi-agent coding agent</text>
             <box width="80%" maxWidth={100} minWidth={30} flexDirection="column" marginTop={1}>
-              {composerBox(true)}
-              <text fg={COLORS.dim}>{controls()}</text>
+              {composerView(true)}
+              <box flexDirection="row" flexShrink={0}>
+                <text fg={COLORS.dim} attributes={ATTRS.dim}>{`${props.config.defaultAgent} · `}</text>
+                <For each={controls(props.config, props.state.choices)}>
+                  {(control, index) => (
+                    <text fg={COLORS.dim} attributes={ATTRS.dim} onMouseDown={() => props.actions.command(control.command)}>
+                      {`${index() > 0 ? " · " : ""}${clean(control.text)}`}
+                    </text>
+                  )}
+                </For>
+              </box>
             </box>
           </box>
         }
       >
         <scrollbox ref={(node: ScrollBoxRenderable) => (timeline = node)} flexGrow={1} stickyScroll stickyStart="bottom">
-          <EntryRows rows={rows()} />
+          <EntryRows rows={rows()} activeRunId={props.state.timeline.activeRunId ?? null} onToggleRun={(runId) => props.update((state) => toggleRun(state.timeline, runId))} />
           <Show when={props.state.running && activeRun()}>
-            <text fg={COLORS.accent}>{`◌ Working for ${formatDuration(clock() - (activeRun()?.startedAt ?? clock()))}  (Esc cancels)`}</text>
+            <text fg={COLORS.accent}>{`${SPINNER[Math.floor(clock() / 120) % SPINNER.length]} ${thinking() ? "Thinking… · " : ""}Working for ${formatDuration(clock() - (activeRun()?.startedAt ?? clock()))}  (Esc cancels)`}</text>
           </Show>
         </scrollbox>
       </Show>
       <Show when={props.state.popup}>
-        <PopupView popup={props.state.popup!} pickerIndex={pickerIndex()} />
+        <PopupView popup={props.state.popup!} config={props.config} selected={pickerChoices()[pickerIndex()]} filter={pickerFilter()} queue={props.state.queue.items} queueIndex={queueIndex()} expanded={expanded()} />
       </Show>
       <Show when={approval()}>
         <box border borderStyle="rounded" borderColor={COLORS.user} title="approval" flexDirection="column" paddingLeft={1} flexShrink={0}>
-          <For each={approvalLines(approval()!, props.cwd)}>{(line: string) => <text>{line}</text>}</For>
+          <For each={approvalLines(approval()!, props.cwd)}>{(line: string) => <text fg={COLORS.text}>{line}</text>}</For>
         </box>
       </Show>
       <Show when={props.state.queue.items.length > 0}>
-        <text fg={COLORS.dim}>{`${props.state.queue.items.length} queued · next: ${clean(props.state.queue.items[0]?.text.split("\n")[0] ?? "").slice(0, 60)}  (/queue)`}</text>
+        <text fg={COLORS.dim} attributes={ATTRS.dim}>{`${props.state.queue.items.length} queued · next: ${clean(props.state.queue.items[0]?.text.split("\n")[0] ?? "").slice(0, 60)}  (/queue to edit)`}</text>
       </Show>
-      <Show when={props.state.started}>{composerBox(false)}</Show>
+      <Show when={props.state.started}>{composerView(false)}</Show>
       <box flexDirection="row" flexShrink={0} height={1}>
-        <text fg={COLORS.dim} flexGrow={1}>
+        <text fg={COLORS.dim} attributes={ATTRS.dim} flexGrow={1}>
           {props.state.started ? status() : `context ${props.state.timeline.context ? formatTokens(props.state.timeline.context.tokens) : "0"} used`}
         </text>
         <text fg={COLORS.user}>{hint()}</text>
         <Show when={!props.state.started}>
-          <text fg={COLORS.accent} onMouseDown={() => setHint("settings arrive in part 2 (for now edit zero-cli.jsonc)")}>
+          <text fg={COLORS.accent} onMouseDown={() => say("settings arrive in part 2 (for now edit zero-cli.jsonc)", 4000)}>
             {"  ⚙"}
           </text>
         </Show>
       </box>
-    </box>
-  );
-}
-
-function PopupView(props: { popup: NonNullable<TuiState["popup"]>; pickerIndex: number }) {
-  const lines = (): string[] => {
-    const popup = props.popup;
-    if (popup.kind === "help") return popup.lines;
-    if (popup.kind === "picker") return popup.options.map((option, index) => `${index === props.pickerIndex ? "›" : " "} ${option}${option === popup.current ? "  (current)" : ""}`);
-    return ["the queue editor arrives in part 2"];
-  };
-  return (
-    <box border borderStyle="rounded" borderColor={COLORS.accent} flexDirection="column" paddingLeft={1} flexShrink={0} title={props.popup.kind === "picker" ? `/${props.popup.command}` : props.popup.kind}>
-      <For each={lines()}>{(line: string) => <text fg={line.startsWith("›") ? COLORS.accent : undefined}>{line}</text>}</For>
-      <text fg={COLORS.dim}>{props.popup.kind === "picker" ? "Up/Down choose · Enter apply · Esc close" : "Esc closes"}</text>
     </box>
   );
 }

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { COMMANDS, completeCommand, findCommand, helpLines, KEYS, parseCommandLine } from "./commands.ts";
 import { emptyHistory, newer, older, remember } from "./history.ts";
-import { dequeue, editQueued, emptyQueue, enqueue, MAX_QUEUED, moveQueued, removeQueued } from "./queue.ts";
+import { editQueued, emptyQueue, enqueue, MAX_QUEUED, moveQueued, removeQueued } from "./queue.ts";
 
 describe("command registry", () => {
   test("parses command lines; aliases resolve; plain text and paths are not commands", () => {
@@ -60,7 +60,6 @@ describe("message queue", () => {
     expect(queue.items[0]!.text).toBe("m0");
     editQueued(queue, second!.id, "m1 edited");
     expect(removeQueued(queue, first!.id)?.text).toBe("m0");
-    expect(dequeue(queue)?.text).toBe("m2");
-    expect(dequeue(queue)?.text).toBe("m1 edited");
+    expect(queue.items.slice(0, 2).map((m) => m.text)).toEqual(["m2", "m1 edited"]);
   });
 });

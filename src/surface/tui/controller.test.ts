@@ -9,7 +9,7 @@ import { loadConfig } from "../../config/load.ts";
 import { createSessionService } from "../../session/service.ts";
 import { workspaceStateDir } from "../../store/state.ts";
 import { openStore, type Store } from "../../store/store.ts";
-import { createController, initialState, type TuiState } from "./controller.ts";
+import { createController, FRAME_MS, initialState, type TuiState } from "./controller.ts";
 import { visibleRows } from "./timeline.ts";
 
 // The controller over the real session service, model runner, fake provider (HTTP) and store.
@@ -23,7 +23,7 @@ afterEach(() => {
   store = undefined;
 });
 
-function setup(resume?: string) {
+function setup(resume?: string, onUpdate: () => void = () => {}) {
   const loaded = loadConfig({ workspace: sandbox.workspace, env: sandbox.env });
   const dir = workspaceStateDir(sandbox.env, sandbox.workspace);
   const service = createSessionService({
@@ -37,7 +37,7 @@ function setup(resume?: string) {
     store: { enabled: true, exists: () => store !== undefined || existsSync(join(dir, "zero-cli.db")), open: () => (store ??= openStore({ dir }).store) },
   });
   let state: TuiState = initialState("");
-  const controller = createController({ service, config: loaded.config, update: (change) => change(state), read: () => state, ...(resume ? { resume } : {}) });
+  const controller = createController({ service, config: loaded.config, workspace: sandbox.workspace, update: (change) => (onUpdate(), change(state)), read: () => state, ...(resume ? { resume } : {}) });
   state = initialState(controller.session.id);
   return { controller, state: () => state, service };
 }
@@ -133,4 +133,54 @@ test("closing (quit, a signal) never starts a queued message", async () => {
   await Bun.sleep(200);
   expect(fake.requests).toHaveLength(1);
   expect(state().timeline.entries.filter((e) => e.kind === "user")).toHaveLength(1);
+}, 30_000);
+
+test("streamed deltas reach the view at most once a frame, in order with the other events; an edited queued message keeps its place", async () => {
+  let updates = 0;
+  const { controller, state: current } = setup(undefined, () => updates++);
+  const chunks = Array.from({ length: 400 }, (_, i) => `w${i} `);
+  fake.script([{ text: chunks, toolCalls: [{ name: "find", args: { pattern: "*.md" } }] }, { kind: "stall" }]);
+  const started = performance.now();
+  controller.submit("stream a lot");
+  await fake.waitForRequests(2);
+  const elapsedFrames = Math.ceil((performance.now() - started) / FRAME_MS) + 1;
+  const state = current();
+  const entries = state.timeline.entries;
+  const answer = entries.find((e) => e.kind === "assistant") as { text: string };
+  expect(answer.text).toBe(chunks.join(""));
+  // The answer's text comes before the tool row it asked for, as it streamed.
+  expect(entries.findIndex((e) => e.kind === "assistant")).toBeLessThan(entries.findIndex((e) => e.kind === "tool"));
+  // 400 deltas, far fewer store updates: bounded by the frames the stream took (plus the other events).
+  expect(updates).toBeLessThan(Math.min(200, elapsedFrames + 30));
+  // The queue editor: E takes a message out to the composer, Enter puts the edit back in its place.
+  controller.submit("queued A");
+  controller.submit("queued B");
+  const [a] = state.queue.items;
+  expect(controller.editQueued(a!.id)).toBe("queued A");
+  expect(controller.submit("queued A, edited")).toBe("edited");
+  expect(state.queue.items.map((m) => m.text)).toEqual(["queued A, edited", "queued B"]);
+  controller.moveQueued(a!.id, 1);
+  controller.deleteQueued(state.queue.items[0]!.id);
+  expect(state.queue.items.map((m) => m.text)).toEqual(["queued A, edited"]);
+  controller.close();
+}, 30_000);
+
+test("a queued message being edited is held: the queue runs the others, and the edit runs once it is put back", async () => {
+  const { controller, state } = setup();
+  fake.script([{ kind: "stall" }, { text: "ran B" }, { text: "ran A edited" }]);
+  controller.submit("first task");
+  await fake.waitForRequests(1);
+  controller.submit("A");
+  controller.submit("B");
+  const a = state().queue.items[0]!;
+  expect(controller.editQueued(a.id)).toBe("A");
+  controller.cancel();
+  await waitUntil("B to run while A is edited", () => fake.requests.length >= 2 && !state().running, 15_000);
+  expect(JSON.stringify(fake.requests[1]!.body.messages)).toContain('"B"');
+  expect(state().queue.items.map((m) => m.text)).toEqual(["A"]);
+  expect(controller.submit("A edited")).toBe("edited");
+  await waitUntil("the edit to run", () => fake.requests.length >= 3 && !state().running, 15_000);
+  expect(JSON.stringify(fake.requests[2]!.body.messages)).toContain("A edited");
+  expect(state().queue.items).toEqual([]);
+  controller.close();
 }, 30_000);

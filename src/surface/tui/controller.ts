@@ -11,8 +11,10 @@ import type { RuntimeEvent } from "../../protocol/events.ts";
 import type { PendingApproval, RunHandle, Session, SessionService } from "../../session/service.ts";
 import { errorMessage } from "../../util/errors.ts";
 import { helpLines, parseCommandLine } from "./commands.ts";
+import type { SkillChoice } from "./composer-menu.ts";
+import { insideWorkspace, listWorkspaceFiles } from "./file-menu.ts";
 import { emptyHistory, remember, type ComposerHistory } from "./history.ts";
-import { dequeue, emptyQueue, enqueue, type MessageQueue } from "./queue.ts";
+import { editQueued, emptyQueue, enqueue, moveQueued, removeQueued, type MessageQueue } from "./queue.ts";
 import { addDecision, addError, addNotice, addUserTurn, applyEvent, clearTimeline, emptyTimeline, type TimelineState } from "./timeline.ts";
 
 export type Choices = { model?: string; reasoning?: ReasoningEffort; speed?: Speed; depth?: WorkDepth; workflow?: string };
@@ -33,6 +35,8 @@ export type TuiState = {
   running: boolean;
   /** Set when the user asked to leave (`/quit`, two Ctrl-C). */
   quitting: boolean;
+  /** The queued message the composer is editing (E in `/queue`); Enter puts it back in its place. */
+  editing?: number;
 };
 
 export type Update = (change: (state: TuiState) => void) => void;
@@ -43,9 +47,16 @@ export type ControllerOptions = {
   update: Update;
   /** The state as it is now (read-only for the controller's decisions). */
   read(): TuiState;
+  /** The workspace (the `@` menu lists its files). */
+  workspace: string;
+  /** The root agent's skills for the `$` menu (loaded on first use). */
+  skills?: () => SkillChoice[];
   /** `--resume`: the session to continue (its stored events are replayed into the timeline). */
   resume?: string;
 };
+
+/** How long streamed text may wait before it is drawn (one frame at 60 fps). */
+export const FRAME_MS = 16;
 
 export function initialState(sessionId: string, sent: string[] = []): TuiState {
   return { sessionId, timeline: emptyTimeline(), queue: emptyQueue(), history: emptyHistory(sent), choices: {}, approvals: [], started: false, running: false, quitting: false };
@@ -58,12 +69,32 @@ export function createController(options: ControllerOptions) {
   // Once closed (quit, a signal), nothing starts again: not even a queued message.
   let closed = false;
   let stopApprovals = watchApprovals(session);
+  let files: Promise<string[]> | undefined;
 
   function watchApprovals(target: Session): () => void {
     return target.onApprovalPending((pending) => update((state) => void state.approvals.push(pending)));
   }
 
-  const onEvent = (event: RuntimeEvent) => update((state) => applyEvent(state.timeline, event));
+  // Text deltas arrive by the hundred per second; the screen needs them once a frame. They wait
+  // here (at most FRAME_MS) and go into the store together; any other event flushes them first,
+  // so the timeline's order never changes.
+  let pendingEvents: RuntimeEvent[] = [];
+  let flushTimer: ReturnType<typeof setTimeout> | undefined;
+  function flushEvents(): void {
+    if (flushTimer !== undefined) clearTimeout(flushTimer);
+    flushTimer = undefined;
+    if (pendingEvents.length === 0) return;
+    const batch = pendingEvents;
+    pendingEvents = [];
+    update((state) => {
+      for (const event of batch) applyEvent(state.timeline, event);
+    });
+  }
+  const onEvent = (event: RuntimeEvent) => {
+    pendingEvents.push(event);
+    if (event.type === "message.delta" || event.type === "reasoning.delta") flushTimer ??= setTimeout(flushEvents, FRAME_MS);
+    else flushEvents();
+  };
 
   /** Starts a run of `text` now (the caller made sure none is running). */
   function start(text: string, attachments: string[]): void {
@@ -87,23 +118,40 @@ export function createController(options: ControllerOptions) {
     void handle.done
       .catch((error) => update((state) => addError(state.timeline, errorMessage(error))))
       .finally(() => {
+        flushEvents();
         if (running === handle) running = undefined;
         update((state) => {
           state.running = false;
           state.approvals = [];
         });
-        // The queue runs on in the same conversation.
-        const next = read().queue.items[0];
-        if (next && !read().quitting && !closed) {
-          update((state) => void dequeue(state.queue));
-          start(next.text, next.attachments);
-        }
+        runNextQueued();
       });
   }
 
+  /** The queue runs on in the same conversation; a message being edited waits for its edit. */
+  function runNextQueued(): void {
+    if (running || closed || read().quitting) return;
+    const editing = read().editing;
+    const next = read().queue.items.find((item) => item.id !== editing);
+    if (!next) return;
+    update((state) => void removeQueued(state.queue, next.id));
+    start(next.text, next.attachments);
+  }
+
   /** The composer's Enter: a command, a message for now, or one for the queue. */
-  function submit(text: string): "sent" | "queued" | "full" | "command" | "empty" {
+  function submit(text: string): "sent" | "queued" | "full" | "command" | "empty" | "edited" {
     const trimmed = text.trim();
+    const editing = read().editing;
+    if (editing !== undefined) {
+      update((state) => void delete state.editing);
+      // Still waiting: the edit goes back in its place (an empty edit removes it).
+      if (read().queue.items.some((item) => item.id === editing)) {
+        update((state) => (trimmed === "" ? void removeQueued(state.queue, editing) : editQueued(state.queue, editing, text)));
+        // The run it waited behind may have ended meanwhile.
+        runNextQueued();
+        return "edited";
+      }
+    }
     if (trimmed === "") return "empty";
     update((state) => remember(state.history, text));
     const command = parseCommandLine(trimmed);
@@ -224,6 +272,43 @@ export function createController(options: ControllerOptions) {
       running.cancel();
       return true;
     },
+    /** A command from a key or a click (Ctrl-L, the start screen's controls): not kept in the history. */
+    command(name: string): void {
+      runCommand(name, "", true);
+    },
+    /** The `/queue` editor: E takes a message into the composer; Enter (submit) puts it back. */
+    editQueued(id: number): string | undefined {
+      const item = read().queue.items.find((candidate) => candidate.id === id);
+      if (!item) return undefined;
+      update((state) => void (state.editing = id));
+      return item.text;
+    },
+    deleteQueued(id: number): void {
+      update((state) => void removeQueued(state.queue, id));
+    },
+    moveQueued(id: number, by: -1 | 1): void {
+      update((state) => moveQueued(state.queue, id, by));
+    },
+    /** Leaves editing a queued message without changing it. */
+    stopEditing(): void {
+      update((state) => void delete state.editing);
+      runNextQueued();
+    },
+    /** The workspace's files for the `@` menu (listed once, on first use; bounded). */
+    listFiles(): Promise<string[]> {
+      files ??= listWorkspaceFiles(options.workspace)
+        .then((listed) => insideWorkspace(options.workspace, listed))
+        .catch(() => []);
+      return files;
+    },
+    /** The root agent's skills for the `$` menu. */
+    async listSkills(): Promise<SkillChoice[]> {
+      try {
+        return options.skills?.() ?? [];
+      } catch {
+        return [];
+      }
+    },
     /** Y / A / N on the oldest waiting approval. */
     answer(answer: "once" | "always" | "deny"): void {
       const pending = read().approvals[0];
@@ -250,6 +335,7 @@ export function createController(options: ControllerOptions) {
     },
     close(): void {
       closed = true;
+      if (flushTimer !== undefined) clearTimeout(flushTimer);
       running?.cancel();
       stopApprovals();
       session.close();

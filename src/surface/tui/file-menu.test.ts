@@ -2,7 +2,8 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { insideWorkspace, listWorkspaceFiles, matchFiles, mentionFor } from "./file-menu.ts";
+import { matchFiles, mentionFor } from "./composer-menu.ts";
+import { insideWorkspace, listWorkspaceFiles } from "./file-menu.ts";
 
 const roots: string[] = [];
 afterEach(() => {

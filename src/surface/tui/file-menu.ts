@@ -3,7 +3,7 @@
  * ripgrep (gitignore respected, symlinks not followed, bounded), never showing what the `find`
  * tool hides (.git, node_modules, zero's state, secret-like files) nor dependency and cache
  * directories; a symlink among the matches is shown only when it resolves inside the workspace.
- * What is inserted is an `@mention` the run attaches (`@"…"` when the path has spaces).
+ * Matching and the mention inserted live in composer-menu.ts (the view's side).
  */
 import { lstatSync, realpathSync } from "node:fs";
 import { join, sep } from "node:path";
@@ -56,34 +56,6 @@ function shown(path: string): boolean {
   return !path.split("/").some((part) => DEPENDENCY_DIRS.includes(part.toLowerCase()));
 }
 
-/**
- * The files that match what was typed after `@`, best first: the name starting with it, then the
- * name containing it, then the path containing it, then its letters in order. Case-insensitive.
- */
-export function matchFiles(files: readonly string[], query: string, max = 50): string[] {
-  const q = query.toLowerCase();
-  if (q === "") return files.slice(0, max);
-  const scored: { path: string; score: number }[] = [];
-  for (const path of files) {
-    const lower = path.toLowerCase();
-    const name = lower.slice(lower.lastIndexOf("/") + 1);
-    const score = name.startsWith(q) ? 0 : name.includes(q) ? 1 : lower.includes(q) ? 2 : inOrder(lower, q) ? 3 : -1;
-    if (score >= 0) scored.push({ path, score });
-  }
-  scored.sort((a, b) => a.score - b.score || a.path.length - b.path.length || (a.path < b.path ? -1 : 1));
-  return scored.slice(0, max).map((entry) => entry.path);
-}
-
-function inOrder(text: string, letters: string): boolean {
-  let at = 0;
-  for (const letter of letters) {
-    at = text.indexOf(letter, at);
-    if (at === -1) return false;
-    at += 1;
-  }
-  return true;
-}
-
 /** Drops matches that are symlinks leading out of the workspace (or nowhere). */
 export function insideWorkspace(workspace: string, paths: readonly string[]): string[] {
   const root = realpathSync(workspace);
@@ -97,9 +69,4 @@ export function insideWorkspace(workspace: string, paths: readonly string[]): st
       return false;
     }
   });
-}
-
-/** The mention the composer inserts for a file. */
-export function mentionFor(path: string): string {
-  return /[\s"]/.test(path) ? `@"${path.replace(/"/g, "")}"` : `@${path}`;
 }

@@ -9,15 +9,20 @@ import { sanitizeForTerminal } from "../../security/terminal.ts";
 import type { Choices } from "./controller.ts";
 import type { ContextGauge, ToolEntry } from "./timeline.ts";
 
+/** The four choices a run is made with, each with the command (and picker) that changes it. */
+export function controls(config: EffectiveConfig, choices: Choices): { command: "model" | "workflow" | "depth" | "reasoning" | "speed"; text: string }[] {
+  const root = config.agents[config.defaultAgent];
+  return [
+    choices.workflow ? { command: "workflow", text: `workflow ${choices.workflow}` } : { command: "model", text: choices.model ?? root?.model ?? "auto" },
+    { command: "depth", text: choices.depth ?? config.workDepth },
+    { command: "reasoning", text: `reasoning ${choices.reasoning ?? "default"}` },
+    { command: "speed", text: `speed ${choices.speed ?? "default"}` },
+  ];
+}
+
 /** model · depth · reasoning · speed, then context use, cost and queue count when there are any. */
 export function statusLine(config: EffectiveConfig, choices: Choices, extra: { context?: ContextGauge; costUsd: number; queued: number }): string {
-  const root = config.agents[config.defaultAgent];
-  const parts = [
-    choices.workflow ? `workflow ${choices.workflow}` : (choices.model ?? root?.model ?? "auto"),
-    choices.depth ?? config.workDepth,
-    `reasoning ${choices.reasoning ?? "default"}`,
-    `speed ${choices.speed ?? "default"}`,
-  ];
+  const parts = controls(config, choices).map((control) => control.text);
   if (extra.context) parts.push(`${formatTokens(extra.context.tokens)} ctx (${Math.round(extra.context.percent)}%)`);
   if (extra.costUsd > 0) parts.push(`$${extra.costUsd.toFixed(extra.costUsd < 1 ? 3 : 2)}`);
   if (extra.queued > 0) parts.push(`${extra.queued} queued`);

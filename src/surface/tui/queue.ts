@@ -21,11 +21,6 @@ export function enqueue(queue: MessageQueue, text: string, attachments: string[]
   return true;
 }
 
-/** The next message to run, taken off the queue. */
-export function dequeue(queue: MessageQueue): QueuedMessage | undefined {
-  return queue.items.shift();
-}
-
 export function removeQueued(queue: MessageQueue, id: number): QueuedMessage | undefined {
   const index = queue.items.findIndex((item) => item.id === id);
   return index === -1 ? undefined : queue.items.splice(index, 1)[0];

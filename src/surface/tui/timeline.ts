@@ -10,7 +10,8 @@
  * (its timer, its final answer); once it ends, its intermediate work collapses under a
  * "Worked for …" row that can be expanded again.
  */
-import { isChildEvent, type RuntimeEvent } from "../../protocol/events.ts";
+import { isChildEvent } from "../../protocol/child-event.ts";
+import type { RuntimeEvent } from "../../protocol/events.ts";
 
 export type ToolStatus = "pending" | "running" | "completed" | "failed" | "denied" | "cancelled";
 

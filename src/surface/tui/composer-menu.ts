@@ -1,0 +1,116 @@
+/**
+ * The composer's completion menus, as pure functions of its text and cursor: `/` at the start of
+ * the text offers the commands (from the one registry), `@` at the start of a word offers the
+ * workspace's files, `$` at the start of a word the root agent's skills (`$name` tells the model
+ * to load that skill). Choosing an item replaces the word being typed; the view only draws the menu
+ * and moves the selection.
+ */
+import { completeCommand } from "./commands.ts";
+import { mentionedPaths, PARTIAL_MENTION } from "../../util/mentions.ts";
+
+/** How many items a menu shows at once. */
+export const MENU_ROWS = 8;
+
+export type MenuItem = { label: string; detail: string; insert: string };
+
+export type ComposerMenu = {
+  kind: "command" | "file" | "skill";
+  /** Where the word being completed starts (its `/` or `@`) and ends (the cursor). */
+  start: number;
+  end: number;
+  items: MenuItem[];
+};
+
+/** A skill the root agent may load: its id and one-line description (already cleaned). */
+export type SkillChoice = { id: string; description: string };
+
+/** What the menus offer: undefined until listed (the view asks on first use). */
+export type MenuSources = { files?: readonly string[]; skills?: readonly SkillChoice[] };
+
+const PARTIAL_SKILL = /(^|[\s([{,;])\$([\w.-]*)$/;
+
+/** The menu the composer shows for this text and cursor, if any. */
+export function menuFor(text: string, cursor: number, sources: MenuSources): ComposerMenu | undefined {
+  const before = text.slice(0, cursor);
+  const command = /^\/([\w-]*)$/.exec(before);
+  if (command && !text.slice(cursor).includes("\n")) {
+    const items = completeCommand(before).map((spec) => ({ label: `/${spec.name}`, detail: spec.args ? `${spec.args}  ${spec.description}` : spec.description, insert: `/${spec.name}` }));
+    return items.length > 0 ? { kind: "command", start: 0, end: cursor, items } : undefined;
+  }
+  const skill = PARTIAL_SKILL.exec(before);
+  if (skill && sources.skills) {
+    const q = skill[2]!.toLowerCase();
+    const items = sources.skills
+      .filter((choice) => choice.id.toLowerCase().includes(q))
+      .sort((a, b) => Number(!a.id.toLowerCase().startsWith(q)) - Number(!b.id.toLowerCase().startsWith(q)))
+      .map((choice) => ({ label: `$${choice.id}`, detail: choice.description, insert: `$${choice.id}` }));
+    return items.length > 0 ? { kind: "skill", start: cursor - skill[2]!.length - 1, end: cursor, items } : undefined;
+  }
+  // `@` that starts a word, then a plain path or an opened quote.
+  const mention = PARTIAL_MENTION.exec(before);
+  const files = sources.files;
+  if (!mention || files === undefined) return undefined;
+  const start = cursor - mention[2]!.length - 1;
+  const query = mention[2]!.replace(/^"/, "");
+  const items = matchFiles(files, query, 50).map((path) => ({ label: path, detail: "", insert: mentionFor(path) }));
+  return items.length > 0 ? { kind: "file", start, end: cursor, items } : undefined;
+}
+
+/** Which listing the word at the cursor needs: `@` the files, `$` the skills. */
+export function wants(text: string, cursor: number): "files" | "skills" | undefined {
+  const before = text.slice(0, cursor);
+  return PARTIAL_MENTION.test(before) ? "files" : PARTIAL_SKILL.test(before) ? "skills" : undefined;
+}
+
+/** The composer's text after choosing `item`: the word replaced, a space after it, the cursor there. */
+export function applyChoice(text: string, menu: ComposerMenu, item: MenuItem): { text: string; cursor: number } {
+  const rest = text.slice(menu.end);
+  const spaced = rest.startsWith(" ") ? item.insert : `${item.insert} `;
+  return { text: text.slice(0, menu.start) + spaced + rest, cursor: menu.start + item.insert.length + 1 };
+}
+
+/** The files a message mentions that are in the listing: shown above the composer as attachments. */
+export function mentionedFiles(text: string, files: readonly string[] | undefined): string[] {
+  if (!files || !text.includes("@")) return [];
+  const listed = new Set(files);
+  return mentionedPaths(text).filter((path) => listed.has(path));
+}
+
+/** The window of `count` items a menu shows so that `selected` is visible. */
+export function menuWindow(count: number, selected: number, rows = MENU_ROWS): { from: number; to: number } {
+  const from = Math.min(Math.max(0, selected - rows + 1), Math.max(0, count - rows));
+  return { from, to: Math.min(count, from + rows) };
+}
+
+/**
+ * The files that match what was typed after `@`, best first: the name starting with it, then the
+ * name containing it, then the path containing it, then its letters in order. Case-insensitive.
+ */
+export function matchFiles(files: readonly string[], query: string, max = 50): string[] {
+  const q = query.toLowerCase();
+  if (q === "") return files.slice(0, max);
+  const scored: { path: string; score: number }[] = [];
+  for (const path of files) {
+    const lower = path.toLowerCase();
+    const name = lower.slice(lower.lastIndexOf("/") + 1);
+    const score = name.startsWith(q) ? 0 : name.includes(q) ? 1 : lower.includes(q) ? 2 : inOrder(lower, q) ? 3 : -1;
+    if (score >= 0) scored.push({ path, score });
+  }
+  scored.sort((a, b) => a.score - b.score || a.path.length - b.path.length || (a.path < b.path ? -1 : 1));
+  return scored.slice(0, max).map((entry) => entry.path);
+}
+
+function inOrder(text: string, letters: string): boolean {
+  let at = 0;
+  for (const letter of letters) {
+    at = text.indexOf(letter, at);
+    if (at === -1) return false;
+    at += 1;
+  }
+  return true;
+}
+
+/** The mention the composer inserts for a file. */
+export function mentionFor(path: string): string {
+  return /[\s"]/.test(path) ? `@"${path.replace(/"/g, "")}"` : `@${path}`;
+}
