@@ -44,6 +44,14 @@ const GNU_TIME = "/usr/bin/time";
  */
 const PIECES = Array.from({ length: DELTAS }, (_, i) => `w${i}${i % 64 === 63 ? "\n\n" : i % 16 === 15 ? "\n" : " "}`);
 
+// tmux drives the terminal and GNU time measures the baselines: say so plainly when one is missing.
+for (const [tool, path] of [["tmux", "tmux"], ["GNU time", GNU_TIME]] as const) {
+  if (Bun.spawnSync(["sh", "-c", `command -v ${path}`]).exitCode !== 0) {
+    console.error(`bench/tui.ts needs ${tool} (${path}); on Debian: apt-get install -y tmux time`);
+    process.exit(2);
+  }
+}
+
 const dist = process.env.BENCH_TUI_DIST ? resolve(process.env.BENCH_TUI_DIST) : buildPrivate(resolve(ROOT, ".bench-results/tui-build/dist"));
 const before = process.env.BENCH_TUI_BEFORE ? resolve(process.env.BENCH_TUI_BEFORE) : undefined;
 const sandbox = makeSandbox();

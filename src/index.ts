@@ -4,6 +4,7 @@
 // the current directory's .env and run its bunfig.toml preloads before any of our code.
 // bin/zero is the one executable the package ships (test/e2e/hostile-workspace.test.ts).
 import { MAIN_HELP } from "./surface/cli/help.ts";
+import { holdSignals } from "./util/early-signals.ts";
 import { VERSION } from "./util/version.ts";
 
 // The bundle build sets this to "./main.js" (a separate bytecode-cached file), so
@@ -28,7 +29,9 @@ if (first === "--version" || first === "-v") {
   process.exitCode = 1;
   // No arguments in a terminal, or --resume: the interactive TUI (`tui` is its internal command name).
   const argv = first === undefined || TUI_FLAGS.includes(first) || TUI_FLAGS.some((flag) => first.startsWith(`${flag}=`)) ? ["tui", ...args] : args;
-  void import(mainModule).then(async ({ main }: typeof import("./surface/cli/main.ts")) => process.exit(await main(argv)));
+  // A Ctrl-C while main.js loads is held for main() to act on, not fatal before it can answer.
+  const early = holdSignals();
+  void import(mainModule).then(async ({ main }: typeof import("./surface/cli/main.ts")) => process.exit(await main(argv, { early })));
 }
 
 /**

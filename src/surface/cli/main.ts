@@ -4,6 +4,7 @@ import { StoreError } from "../../store/errors.ts";
 import { sanitizeForTerminal } from "../../security/terminal.ts";
 import { UsageError, errorMessage } from "../../util/errors.ts";
 import { agentsCommand, initCommand, trustCommand } from "./config-commands.ts";
+import type { EarlySignals } from "../../util/early-signals.ts";
 import type { CliIo } from "./io.ts";
 import { execCommand } from "./exec-command.ts";
 import { hostCommand } from "./host-command.ts";
@@ -35,7 +36,7 @@ async function readAllStdin(): Promise<string | undefined> {
 }
 
 /** Runs one CLI command and returns its exit code; user errors never show a stack. */
-export async function main(argv: string[]): Promise<number> {
+export async function main(argv: string[], options: { early?: EarlySignals } = {}): Promise<number> {
   const [command, ...rest] = argv;
   const handler = command === undefined ? undefined : COMMANDS[command];
   // Signals are handled from the first moment: before a run exists there is
@@ -50,6 +51,9 @@ export async function main(argv: string[]): Promise<number> {
   };
   process.on("SIGINT", interrupt);
   process.on("SIGTERM", interrupt);
+  // Signals that came while this bundle loaded: acted on once the command had its chance to
+  // register what a signal means for it (below).
+  const held = options.early?.release() ?? [];
   // A closed terminal: the same as SIGTERM (exit handlers stop MCP servers, worktrees go). Only
   // with a terminal attached: under nohup (no terminal) the inherited "ignore" must stand.
   // (isatty, not process.stdout: that costs ~10 ms of set-up.)
@@ -81,7 +85,10 @@ export async function main(argv: string[]): Promise<number> {
   };
   let code: number;
   try {
-    code = await handler(io);
+    const running = handler(io);
+    // The command's synchronous start has run (and registered its cancel, if it has one).
+    if (held.length > 0) interrupt();
+    code = await running;
   } catch (error) {
     if (error instanceof UsageError || error instanceof ConfigError || error instanceof StoreError) {
       const prefix = error instanceof UsageError && error.command ? `zero ${error.command}` : "zero";
