@@ -75,7 +75,8 @@ async function launch(build: string, args: string[], ready: string, options: { t
   // Idle once its first frame is out: its CPU so far is what the launch cost (both builds alike).
   const pid = options.timed ? undefined : pane.childPid();
   const cpuMs = pid === undefined ? undefined : processCpuMs(pid);
-  const trace = await waitForTrace(traceFile, (t) => "first-frame" in t.marks);
+  // Plain `zero` draws before the runtime is attached (controller-ready comes after the frame).
+  const trace = await waitForTrace(traceFile, (t) => "first-frame" in t.marks && "controller-ready" in t.marks);
   return { wallMs: seen.at - sent, cpuMs, trace, text: seen.text };
 }
 
@@ -106,6 +107,7 @@ function readTime(): { cpuMs: number; rssMiB: number } {
   return { cpuMs: ((user ?? 0) + (system ?? 0)) * 1000, rssMiB: (rssKb ?? 0) / 1024 };
 }
 
+const nonNegative = (value: number) => (value < 0 ? NaN : value);
 const fmt = (value: number | undefined, digits = 1) => (value === undefined || Number.isNaN(value) ? "n/a" : value.toFixed(digits));
 const med = (values: Array<number | undefined>) => {
   const known = values.filter((v): v is number => typeof v === "number" && !Number.isNaN(v));
@@ -146,15 +148,20 @@ try {
 /** 1. Launch: bare Bun, `zero --version`, the TUI (and the other build's), alternating. */
 async function launchPart(): Promise<void> {
   const PHASES: Array<[string, string | undefined, string]> = [
+    // Plain `zero` (since 2 December): the screen first, then the runtime.
+    ["Bun start → screen opening (index.js)", undefined, "index-open"],
+    ["TUI bundle import (dist/tui.js)", "index-open", "tui-start"],
+    ["runtime bundle (main.js) after the frame", "first-frame", "tui-command"],
+    // Both orders.
     ["Bun start + runtime bundle (main.js)", undefined, "tui-command"],
     ["config + session service", "tui-command", "service-built"],
     ["waiting for the TUI bundle (dist/tui.js)", "service-built", "tui-module-loaded"],
-    ["store + controller", "tui-start", "controller-ready"],
+    ["store + controller", "tui-module-loaded", "controller-ready"],
     ["renderer set-up", "controller-ready", "renderer-created"],
     ["first render (Solid tree, layout)", "renderer-created", "rendered"],
     ["→ first frame out", "rendered", "first-frame"],
   ];
-  const MARKS = ["tui-command", "config-loaded", "service-built", "tui-module-loaded", "tui-start", "controller-ready", "renderer-created", "rendered", "first-frame"];
+  const MARKS = ["index-open", "interactive", "tui-command", "config-loaded", "service-built", "tui-module-loaded", "tui-start", "controller-ready", "renderer-created", "rendered", "first-frame"];
   type Round = { bare: number; version: number; opentui: number; tui: Launch; before?: Launch };
   const rounds: Round[] = [];
   const bareOpenTui = await buildBareOpenTui(resolve(ROOT, ".bench-results/tui-build/bare"));
@@ -191,7 +198,8 @@ async function launchPart(): Promise<void> {
     marks: Object.fromEntries(MARKS.map((mark) => [mark, med(rounds.map((r) => pick(r)?.trace.marks[mark]))])),
     // Each phase as the median of its own per-run durations (steadier than differences of medians).
     phases: Object.fromEntries(
-      PHASES.map(([name, from, to]) => [name, med(rounds.map((r) => (pick(r) ? (pick(r)!.trace.marks[to] ?? NaN) - (from ? (pick(r)!.trace.marks[from] ?? NaN) : 0) : undefined)))]),
+      // A phase whose marks come in the other order belongs to the other start path: n/a.
+      PHASES.map(([name, from, to]) => [name, med(rounds.map((r) => (pick(r) ? nonNegative((pick(r)!.trace.marks[to] ?? NaN) - (from ? (pick(r)!.trace.marks[from] ?? NaN) : 0)) : undefined)))]),
     ),
   });
   const tuiLaunch = launchSummary((r) => r.tui);
@@ -211,6 +219,9 @@ async function launchPart(): Promise<void> {
   say("   in process (ZERO_TUI_TRACE), ms" + (beforeLaunch ? "                 this build   before" : ""));
   for (const [name] of PHASES) say(`   ${name.padEnd(42)} ${fmt(tuiLaunch.phases[name]).padStart(8)}${beforeLaunch ? ` ${fmt(beforeLaunch.phases[name]).padStart(8)}` : ""}`);
   say(`   ${"process start → first frame".padEnd(42)} ${fmt(tuiLaunch.marks["first-frame"]).padStart(8)}${beforeLaunch ? ` ${fmt(beforeLaunch.marks["first-frame"]).padStart(8)}` : ""}`);
+  // Keys typed before this wait (in the terminal) and are handled then: nothing is lost.
+  const attachedAt = (marks: Record<string, number | undefined>) => marks["interactive"] ?? marks["first-frame"];
+  say(`   ${"process start → runtime attached".padEnd(42)} ${fmt(attachedAt(tuiLaunch.marks)).padStart(8)}${beforeLaunch ? ` ${fmt(attachedAt(beforeLaunch.marks)).padStart(8)}` : ""}`);
 }
 
 /** 2. The 10,000-delta stream: the TUI vs `zero run` into the same pane, alternating. */

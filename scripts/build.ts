@@ -55,7 +55,7 @@ await build({
   target: "bun",
   format: "cjs",
   minify: true,
-  define: { ZERO_BUNDLED_MAIN: JSON.stringify("./main.js") },
+  define: { ZERO_BUNDLED_MAIN: JSON.stringify("./main.js"), ZERO_BUNDLED_TUI: JSON.stringify("./tui.js") },
 });
 // bin/zero is the only way in: it starts Bun with --config=/dev/null --no-env-file. A built file
 // that could be executed on its own (a shebang, an executable bit) would run with the current

@@ -11,6 +11,8 @@ import { VERSION } from "./util/version.ts";
 // `--version` and `--help` never load the ~1 MB runtime bundle.
 declare const ZERO_BUNDLED_MAIN: string | undefined;
 const mainModule = typeof ZERO_BUNDLED_MAIN === "string" ? ZERO_BUNDLED_MAIN : "./surface/cli/main.ts";
+declare const ZERO_BUNDLED_TUI: string | undefined;
+const tuiModule = typeof ZERO_BUNDLED_TUI === "string" ? ZERO_BUNDLED_TUI : "./surface/tui/source.ts";
 
 const args = process.argv.slice(2);
 /** Flags that mean the TUI when they come first (`zero --resume <id>`, `zero -C <dir>`). */
@@ -31,7 +33,29 @@ if (first === "--version" || first === "-v") {
   const argv = first === undefined || TUI_FLAGS.includes(first) || TUI_FLAGS.some((flag) => first.startsWith(`${flag}=`)) ? ["tui", ...args] : args;
   // A Ctrl-C while main.js loads is held for main() to act on, not fatal before it can answer.
   const early = holdSignals();
-  void import(mainModule).then(async ({ main }: typeof import("./surface/cli/main.ts")) => process.exit(await main(argv, { early })));
+  // Plain `zero` in a terminal: the TUI's screen is drawn first, while the runtime loads (main()
+  // attaches it; an error before that restores the terminal, then is printed).
+  const screen = first === undefined ? openScreenEarly() : Promise.resolve(undefined);
+  void screen
+    .then(async (tuiScreen) => {
+      const { main } = (await import(mainModule)) as typeof import("./surface/cli/main.ts");
+      process.exit(await main(argv, { early, ...(tuiScreen ? { tuiScreen } : {}) }));
+    })
+    .catch((error: unknown) => {
+      process.stderr.write(`zero: internal error: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exit(1);
+    });
+}
+
+/** The TUI's screen, mounted (dist/tui.js, or the source entry that registers the JSX transform). */
+async function openScreenEarly(): Promise<import("./surface/tui/start.tsx").TuiScreen> {
+  const traceFile = process.env.ZERO_TUI_TRACE;
+  const trace = traceFile ? (mark: string) => require("node:fs").appendFileSync(traceFile, `${mark} ${performance.now().toFixed(1)}\n`) : undefined;
+  trace?.("index-open");
+  const { openTui } = (await import(tuiModule)) as typeof import("./surface/tui/start.tsx");
+  const screen = await openTui(trace ? { trace } : {});
+  await screen.mount();
+  return screen;
 }
 
 /**

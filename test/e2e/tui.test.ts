@@ -171,3 +171,21 @@ test("a crash (a plugin's uncaught error) still restores the terminal and exits 
   expect(screen).toContain("plugin bug");
   await expectTerminalRestored();
 }, 60_000);
+
+test("plain zero draws its screen before the runtime loads; a configuration error then restores the terminal and is printed (exit 2)", async () => {
+  sandbox.writeUserConfig({ ...fakeConfig(fake.url), permissionMode: "banana" });
+  const env = Object.entries({ ...sandbox.env, TERM: "xterm-256color", ZERO_TUI_TRACE: join(sandbox.root, "trace") })
+    .map(([key, value]) => `${key}='${value.replaceAll("'", "'\\''")}'`)
+    .join(" ");
+  tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", "-c", sandbox.workspace, "bash --norc --noprofile");
+  keys(`PS1='$ '; stty -g > ${sandbox.root}/stty.before; clear`, "Enter");
+  await Bun.sleep(200);
+  keys(`env -i ${env} ${ZERO_BIN}; echo CONFIG=$?; stty -g > ${sandbox.root}/stty.after`, "Enter");
+  const screen = await waitForPane("CONFIG=2");
+  expect(screen).toContain("permissionMode");
+  expect(screen).toContain("banana");
+  await expectTerminalRestored();
+  // The screen was up first: its first frame came before the runtime's command ran.
+  const marks = Object.fromEntries((await Bun.file(join(sandbox.root, "trace")).text()).trim().split("\n").map((line) => line.split(" ") as [string, string]));
+  expect(Number(marks["first-frame"])).toBeLessThan(Number(marks["tui-command"]));
+}, 60_000);

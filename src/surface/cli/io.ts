@@ -1,4 +1,5 @@
 import type { LoadedConfig } from "../../config/load.ts";
+import type { TuiScreen } from "../tui/start.tsx";
 import type { Env } from "../../util/env.ts";
 
 /** What a command may use of its process: arguments, environment, output, stdin, signals. */
@@ -14,6 +15,8 @@ export type CliIo = {
   onInterrupt(handler: () => void): void;
   /** Flushes stdout/stderr, then ends the process with `code` (for a signal before any run exists). */
   exit(code: number): Promise<never>;
+  /** The TUI's screen when src/index.ts opened it before the runtime loaded (plain `zero`). */
+  tuiScreen?: TuiScreen;
 };
 
 /**

@@ -5,6 +5,7 @@ import { sanitizeForTerminal } from "../../security/terminal.ts";
 import { UsageError, errorMessage } from "../../util/errors.ts";
 import { agentsCommand, initCommand, trustCommand } from "./config-commands.ts";
 import type { EarlySignals } from "../../util/early-signals.ts";
+import type { TuiScreen } from "../tui/start.tsx";
 import type { CliIo } from "./io.ts";
 import { execCommand } from "./exec-command.ts";
 import { hostCommand } from "./host-command.ts";
@@ -36,7 +37,7 @@ async function readAllStdin(): Promise<string | undefined> {
 }
 
 /** Runs one CLI command and returns its exit code; user errors never show a stack. */
-export async function main(argv: string[], options: { early?: EarlySignals } = {}): Promise<number> {
+export async function main(argv: string[], options: { early?: EarlySignals; tuiScreen?: TuiScreen } = {}): Promise<number> {
   const [command, ...rest] = argv;
   const handler = command === undefined ? undefined : COMMANDS[command];
   // Signals are handled from the first moment: before a run exists there is
@@ -82,6 +83,7 @@ export async function main(argv: string[], options: { early?: EarlySignals } = {
       await Promise.all([stdout.close(), stderr.close()]);
       process.exit(code);
     },
+    ...(options.tuiScreen ? { tuiScreen: options.tuiScreen } : {}),
   };
   let code: number;
   try {

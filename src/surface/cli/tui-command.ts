@@ -8,7 +8,7 @@ import { appendFileSync } from "node:fs";
 import { isatty } from "node:tty";
 import { loadConfig, type LoadedConfig } from "../../config/load.ts";
 import { UsageError } from "../../util/errors.ts";
-import { createController, initialState } from "../tui/controller.ts";
+import { createController } from "../tui/controller.ts";
 import { skillsForAgent } from "../../skill/catalog.ts";
 import { loadSkills } from "../../skill/source.ts";
 import { parseCommandArgs, stringFlag } from "./args.ts";
@@ -28,6 +28,16 @@ const TUI_OPTIONS = {
 } as const;
 
 export async function tuiCommand(io: CliIo): Promise<number> {
+  try {
+    return await runTui(io);
+  } catch (error) {
+    // A screen opened early (plain `zero`) goes before main() prints what went wrong.
+    io.tuiScreen?.abort();
+    throw error;
+  }
+}
+
+async function runTui(io: CliIo): Promise<number> {
   const traceFile = io.env.ZERO_TUI_TRACE;
   const trace = (mark: string) => {
     if (traceFile) appendFileSync(traceFile, `${mark} ${performance.now().toFixed(1)}\n`);
@@ -45,8 +55,9 @@ export async function tuiCommand(io: CliIo): Promise<number> {
   // The view bundle starts loading now, beside the config and the session service: some of
   // Bun's module loading happens off the main thread (~15 ms earlier first frame, measured by
   // bench/tui.ts). Awaited below; a config error meanwhile must not leave it unhandled.
-  const view = import(TUI_MODULE) as Promise<typeof import("../tui/start.tsx")>;
-  view.catch(() => {});
+  // (Plain `zero` opened the screen before main.js loaded: src/index.ts.)
+  const view = io.tuiScreen ? undefined : (import(TUI_MODULE) as Promise<typeof import("../tui/start.tsx")>);
+  view?.catch(() => {});
   const workspace = workspaceFrom(stringFlag(values.cwd), io.cwd);
   const resume = stringFlag(values.resume);
   // While the screen is the TUI's, lines for stderr become timeline notices (a direct write
@@ -61,12 +72,11 @@ export async function tuiCommand(io: CliIo): Promise<number> {
   trace("service-built");
   let result: { sessionId: string; started: boolean; signalled: boolean };
   try {
-    const { startTui } = await view;
+    const screen = io.tuiScreen ?? (await (await view!).openTui(traceFile ? { trace } : {}));
     trace("tui-module-loaded");
-    result = await startTui({
+    result = await screen.attach({
       config: loaded.config,
       cwd: workspace,
-      initial: initialState(""),
       resume: resume !== undefined,
       createController: (update, read) => createController({ service, config: loaded.config, workspace, update, read, skills: () => rootSkills(io, loaded, workspace), ...(resume !== undefined ? { resume } : {}) }),
       onInterrupt: io.onInterrupt,
@@ -74,8 +84,6 @@ export async function tuiCommand(io: CliIo): Promise<number> {
         sink = line;
         for (const text of waiting.splice(0)) line(text);
       },
-      // Only when asked: startTui instruments the renderer whenever it gets one.
-      ...(traceFile ? { trace } : {}),
     });
   } finally {
     sink = undefined;

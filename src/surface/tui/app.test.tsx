@@ -67,8 +67,8 @@ describe("TUI view", () => {
     expect(calls).toEqual(["answer:once", "answer:deny", "answer:deny"]);
   });
 
-  test("queued messages: the count in the status line and the next one above the composer", async () => {
-    await mount((s) => {
+  test("queued messages: the count in the status line and the next one above the composer; a click opens /queue", async () => {
+    const { calls } = await mount((s) => {
       s.started = true;
       s.running = true;
       enqueue(s.queue, "second task");
@@ -77,6 +77,11 @@ describe("TUI view", () => {
     const frame = await setup!.waitForFrame((f) => f.includes("2 queued"));
     expect(frame).toContain("2 queued · next: second task");
     expect(frame).toMatch(/speed default · 2 queued/);
+    // A click on the queue line opens the editor.
+    const lines = frame.split("\n");
+    const y = lines.findIndex((line) => line.includes("2 queued · next"));
+    await setup!.mockMouse.click(lines[y]!.indexOf("2 queued") + 1, y);
+    await setup!.waitFor(() => calls.includes("command:queue"));
   });
 
   test("a finished run collapses under 'Worked for …'; Ctrl-O expands and collapses it; the final answer stays", async () => {
@@ -96,6 +101,7 @@ describe("TUI view", () => {
     let frame = await setup!.waitForFrame((f) => f.includes("Worked for"));
     expect(frame).toContain("▸ Worked for 1m 05s · 1 step");
     expect(frame).toContain("The final answer.");
+    expect(frame).toContain("build · fast"); // the agent/model footer under the final answer
     expect(frame).not.toContain("run $ ls -la");
     setup!.mockInput.pressKey("o", { ctrl: true });
     frame = await setup!.waitForFrame((f) => f.includes("run $ ls -la"));

@@ -17,13 +17,17 @@ import { approvalLines, controls, formatTokens, statusLine } from "./presenters.
 import { ATTRS, COLORS } from "./theme.ts";
 import { formatDuration, toggleRun, visibleRows } from "./timeline.ts";
 
-export type TuiActions = Pick<Controller, "submit" | "cancel" | "answer" | "choose" | "command" | "editQueued" | "deleteQueued" | "moveQueued" | "stopEditing" | "listFiles" | "listSkills">;
+export type TuiActions = Pick<Controller, "cancel" | "answer" | "choose" | "command" | "editQueued" | "deleteQueued" | "moveQueued" | "stopEditing" | "listFiles" | "listSkills"> & {
+  /** "starting": the screen is up but the runtime is not attached yet (the text stays). */
+  submit(text: string): ReturnType<Controller["submit"]> | "starting";
+};
 
 export type AppProps = {
   state: TuiState;
   update: Update;
   actions: TuiActions;
-  config: EffectiveConfig;
+  /** Undefined while the screen is up before the runtime (src/index.ts opens it first). */
+  config: EffectiveConfig | undefined;
   /** The workspace, shown in the approval prompt. */
   cwd: string;
   /** Called once when the user leaves (two Ctrl-C, /quit); the caller destroys the renderer. */
@@ -80,13 +84,15 @@ export function App(props: AppProps) {
     const popup = props.state.popup;
     setPickerFilter("");
     setExpanded(false);
-    if (popup?.kind === "picker") setPickerIndex(Math.max(0, pickerOptions(popup, "", props.config).indexOf(popup.current)));
+    if (popup?.kind === "picker" && props.config) setPickerIndex(Math.max(0, pickerOptions(popup, "", props.config).indexOf(popup.current)));
     if (popup?.kind === "queue") setQueueIndex(0);
   });
 
   const rows = createMemo(() => visibleRows(props.state.timeline));
   const status = () =>
-    statusLine(props.config, props.state.choices, {
+    !props.config
+      ? "starting…"
+      : statusLine(props.config, props.state.choices, {
       ...(props.state.timeline.context ? { context: props.state.timeline.context } : {}),
       costUsd: props.state.timeline.costUsd,
       queued: props.state.queue.items.length,
@@ -102,13 +108,14 @@ export function App(props: AppProps) {
     return !(last && last.kind === "assistant" && last.runId === props.state.timeline.activeRunId);
   };
   const picker = () => (props.state.popup?.kind === "picker" ? props.state.popup : undefined);
-  const pickerChoices = () => (picker() ? pickerOptions(picker()!, pickerFilter(), props.config) : []);
+  const pickerChoices = () => (picker() && props.config ? pickerOptions(picker()!, pickerFilter(), props.config) : []);
 
   const submit = () => {
     const text = composer?.text() ?? "";
     const result = props.actions.submit(text);
     if (result === "full") return say("the queue is full: the message stays in the composer");
     if (result === "empty") return;
+    if (result === "starting") return say("zero is still starting: press Enter again in a moment", 3000);
     say(result === "queued" ? "queued: it runs when the active run ends" : result === "edited" ? "the queued message is updated" : "", 4000);
     composer?.setText("");
   };
@@ -274,8 +281,8 @@ export function App(props: AppProps) {
             <box width="80%" maxWidth={100} minWidth={30} flexDirection="column" marginTop={1}>
               {composerView(true)}
               <box flexDirection="row" flexShrink={0}>
-                <text fg={COLORS.dim} attributes={ATTRS.dim}>{`${props.config.defaultAgent} · `}</text>
-                <For each={controls(props.config, props.state.choices)}>
+                <text fg={COLORS.dim} attributes={ATTRS.dim}>{props.config ? `${props.config.defaultAgent} · ` : "starting…"}</text>
+                <For each={props.config ? controls(props.config, props.state.choices) : []}>
                   {(control, index) => (
                     <text fg={COLORS.dim} attributes={ATTRS.dim} onMouseDown={() => props.actions.command(control.command)}>
                       {`${index() > 0 ? " · " : ""}${clean(control.text)}`}
@@ -294,8 +301,8 @@ export function App(props: AppProps) {
           </Show>
         </scrollbox>
       </Show>
-      <Show when={props.state.popup}>
-        <PopupView popup={props.state.popup!} config={props.config} selected={pickerChoices()[pickerIndex()]} filter={pickerFilter()} queue={props.state.queue.items} queueIndex={queueIndex()} expanded={expanded()} />
+      <Show when={props.state.popup && props.config}>
+        <PopupView popup={props.state.popup!} config={props.config!} selected={pickerChoices()[pickerIndex()]} filter={pickerFilter()} queue={props.state.queue.items} queueIndex={queueIndex()} expanded={expanded()} />
       </Show>
       <Show when={approval()}>
         <box border borderStyle="rounded" borderColor={COLORS.user} title="approval" flexDirection="column" paddingLeft={1} flexShrink={0}>
@@ -303,7 +310,7 @@ export function App(props: AppProps) {
         </box>
       </Show>
       <Show when={props.state.queue.items.length > 0}>
-        <text fg={COLORS.dim} attributes={ATTRS.dim}>{`${props.state.queue.items.length} queued · next: ${clean(props.state.queue.items[0]?.text.split("\n")[0] ?? "").slice(0, 60)}  (/queue to edit)`}</text>
+        <text fg={COLORS.dim} attributes={ATTRS.dim} onMouseDown={() => props.actions.command("queue")}>{`${props.state.queue.items.length} queued · next: ${clean(props.state.queue.items[0]?.text.split("\n")[0] ?? "").slice(0, 60)}  (/queue to edit)`}</text>
       </Show>
       <Show when={props.state.started}>{composerView(false)}</Show>
       <box flexDirection="row" flexShrink={0} height={1}>

@@ -1,7 +1,7 @@
 import { afterEach, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import type { Sandbox } from "../../../test/support/cli.ts";
+import { fakeConfig, type Sandbox } from "../../../test/support/cli.ts";
 import { waitUntil } from "../../../test/support/cli.ts";
 import { useFakeProviderAndSandbox } from "../../../test/support/e2e-hooks.ts";
 import type { FakeProvider } from "../../../test/support/fake-provider.ts";
@@ -182,5 +182,38 @@ test("a queued message being edited is held: the queue runs the others, and the 
   await waitUntil("the edit to run", () => fake.requests.length >= 3 && !state().running, 15_000);
   expect(JSON.stringify(fake.requests[2]!.body.messages)).toContain("A edited");
   expect(state().queue.items).toEqual([]);
+  controller.close();
+}, 30_000);
+
+test("/model <alias> and /workflow off clear the model history: the next run is a new conversation (the old session stays); /model auto does not", async () => {
+  sandbox.writeUserConfig(fakeConfig(fake.url, "chat", { models: { alt: { provider: "fake", model: "fake-2", capabilities: ["text", "tools"] } } }));
+  const { controller, state } = setup();
+  fake.script([{ text: "first answer" }, { text: "second answer" }, { text: "third answer" }]);
+  controller.submit("remember the word kiwi");
+  await waitUntil("the first run", () => !state().running && fake.requests.length === 1);
+  const firstSession = controller.session.id;
+  controller.submit("/model alt");
+  expect(state().timeline.entries.at(-1)).toMatchObject({ kind: "notice", text: expect.stringContaining("fresh conversation") });
+  controller.submit("what was the word?");
+  await waitUntil("the second run", () => !state().running && fake.requests.length === 2);
+  const second = JSON.stringify(fake.requests[1]!.body.messages);
+  expect(fake.requests[1]!.body.model).toBe("fake-2");
+  expect(second).not.toContain("kiwi");
+  expect(controller.session.id).not.toBe(firstSession);
+  expect(state().sessionId).toBe(controller.session.id);
+  // The timeline keeps what was shown.
+  expect(state().timeline.entries.some((e) => e.kind === "user" && e.text.includes("kiwi"))).toBe(true);
+  // /model auto keeps the conversation.
+  controller.submit("/model auto");
+  controller.submit("and now?");
+  await waitUntil("the third run", () => !state().running && fake.requests.length === 3);
+  expect(JSON.stringify(fake.requests[2]!.body.messages)).toContain("what was the word?");
+  // /workflow off: direct agent mode, and a fresh conversation again.
+  fake.script([{ text: "fourth answer" }]);
+  controller.submit("/workflow off");
+  expect(state().timeline.entries.at(-1)).toMatchObject({ kind: "notice", text: expect.stringContaining("fresh conversation") });
+  controller.submit("last one");
+  await waitUntil("the fourth run", () => !state().running && fake.requests.length === 4);
+  expect(JSON.stringify(fake.requests[3]!.body.messages)).not.toContain("and now?");
   controller.close();
 }, 30_000);

@@ -13,9 +13,10 @@ import { errorMessage } from "../../util/errors.ts";
 import { helpLines, parseCommandLine } from "./commands.ts";
 import type { SkillChoice } from "./composer-menu.ts";
 import { insideWorkspace, listWorkspaceFiles } from "./file-menu.ts";
-import { emptyHistory, remember, type ComposerHistory } from "./history.ts";
-import { editQueued, emptyQueue, enqueue, moveQueued, removeQueued, type MessageQueue } from "./queue.ts";
-import { addDecision, addError, addNotice, addUserTurn, applyEvent, clearTimeline, emptyTimeline, type TimelineState } from "./timeline.ts";
+import { remember, type ComposerHistory } from "./history.ts";
+import { editQueued, enqueue, moveQueued, removeQueued, type MessageQueue } from "./queue.ts";
+import { initialState } from "./state.ts";
+import { addDecision, addError, addNotice, addUserTurn, applyEvent, clearTimeline, type TimelineState } from "./timeline.ts";
 
 export type Choices = { model?: string; reasoning?: ReasoningEffort; speed?: Speed; depth?: WorkDepth; workflow?: string };
 
@@ -58,9 +59,7 @@ export type ControllerOptions = {
 /** How long streamed text may wait before it is drawn (one frame at 60 fps). */
 export const FRAME_MS = 16;
 
-export function initialState(sessionId: string, sent: string[] = []): TuiState {
-  return { sessionId, timeline: emptyTimeline(), queue: emptyQueue(), history: emptyHistory(sent), choices: {}, approvals: [], started: false, running: false, quitting: false };
-}
+export { initialState };
 
 export function createController(options: ControllerOptions) {
   const { service, config, update, read } = options;
@@ -70,6 +69,9 @@ export function createController(options: ControllerOptions) {
   let closed = false;
   let stopApprovals = watchApprovals(session);
   let files: Promise<string[]> | undefined;
+  // Whether this session's model history has a turn; whether the next run must start a new one.
+  let conversationStarted = options.resume !== undefined;
+  let freshConversation = false;
 
   function watchApprovals(target: Session): () => void {
     return target.onApprovalPending((pending) => update((state) => void state.approvals.push(pending)));
@@ -98,6 +100,9 @@ export function createController(options: ControllerOptions) {
 
   /** Starts a run of `text` now (the caller made sure none is running). */
   function start(text: string, attachments: string[]): void {
+    if (freshConversation) switchSession();
+    freshConversation = false;
+    conversationStarted = true;
     const { choices } = read();
     update((state) => {
       addUserTurn(state.timeline, text, attachments);
@@ -181,7 +186,8 @@ export function createController(options: ControllerOptions) {
     }
     if ((name === "workflow" && value === "off") || (name !== "model" && name !== "workflow" && value === "default")) {
       update((state) => void delete state.choices[name]);
-      return note(`${name}: ${name === "workflow" ? "off" : "the configured default"} for the next runs`);
+      if (name === "workflow") return freshNextRun("workflow: off — back to direct agent mode");
+      return note(`${name}: the configured default for the next runs`);
     }
     if (!allowed.includes(value)) return note(`${name}: '${value}' is not one of ${allowed.join(", ")}`);
     update((state) => void ((state.choices as Record<string, string>)[name] = value));
@@ -191,7 +197,18 @@ export function createController(options: ControllerOptions) {
       if (reasoning !== undefined && !choicesFor("reasoning").includes(reasoning)) update((state) => void delete state.choices.reasoning);
       if (speed !== undefined && !choicesFor("speed").includes(speed)) update((state) => void delete state.choices.speed);
     }
+    if (name === "model") return freshNextRun(`model: ${value}`);
     note(`${name}: ${value} for the next runs${running ? " (the run in flight keeps its own)" : ""}`);
+  }
+
+  /**
+   * `/model <alias>` and `/workflow off` clear the model's history: the next run starts a new
+   * conversation (a new session; the old one stays stored and resumable). The timeline stays on
+   * screen; a run in flight finishes in its own conversation first.
+   */
+  function freshNextRun(what: string): void {
+    freshConversation = conversationStarted;
+    note(`${what} for the next runs${freshConversation ? "; the next run starts a fresh conversation (model history cleared)" : ""}${running ? " (the run in flight keeps its own)" : ""}`);
   }
 
   /** The model the next run uses: the chosen one, else the root agent's. */
@@ -251,13 +268,24 @@ export function createController(options: ControllerOptions) {
   function newSession(): void {
     running?.cancel();
     session.cancel();
-    stopApprovals();
-    session = service.open({ kind: "new" });
-    stopApprovals = watchApprovals(session);
+    switchSession();
     update((state) => {
       const fresh = initialState(session.id, state.history.sent);
       Object.assign(state, { ...fresh, choices: state.choices });
     });
+  }
+
+  /** A new session (an empty model history) in place of the current one, which stays stored. */
+  function switchSession(): void {
+    stopApprovals();
+    const previous = session;
+    session = service.open({ kind: "new" });
+    stopApprovals = watchApprovals(session);
+    // A turn still finishing (cancelled by /new) is left to the service's shutdown, which waits for it.
+    if (!previous.busy()) previous.close();
+    conversationStarted = false;
+    freshConversation = false;
+    update((state) => void (state.sessionId = session.id));
   }
 
   return {

@@ -38,7 +38,18 @@ export function EntryRows(props: EntryRowsProps) {
       {(row, index) => (
         <Show
           when={row().kind === "worked" ? (row() as Extract<Row, { kind: "worked" }>) : undefined}
-          fallback={<EntryView entry={(row() as Extract<Row, { kind: "entry" }>).entry} streaming={streaming((row() as Extract<Row, { kind: "entry" }>).entry)} lastChild={lastChild(index)} />}
+          fallback={
+            <Show
+              when={row().kind === "footer" ? (row() as Extract<Row, { kind: "footer" }>) : undefined}
+              fallback={<EntryView entry={(row() as Extract<Row, { kind: "entry" }>).entry} streaming={streaming((row() as Extract<Row, { kind: "entry" }>).entry)} lastChild={lastChild(index)} />}
+            >
+              {(footer: Accessor<Extract<Row, { kind: "footer" }>>) => (
+                <text fg={COLORS.dim} attributes={ATTRS.dim} flexShrink={0}>
+                  {clean(`  ${footer().run.agent} · ${footer().run.model}`)}
+                </text>
+              )}
+            </Show>
+          }
         >
           {(worked: Accessor<Extract<Row, { kind: "worked" }>>) => (
             <text fg={COLORS.dim} attributes={ATTRS.dim} flexShrink={0} onMouseDown={() => props.onToggleRun?.(worked().run.runId)}>

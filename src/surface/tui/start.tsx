@@ -1,68 +1,102 @@
-// Entry of dist/tui.js: loaded lazily by `zero` (tui-command.ts, `await import`) only when the TUI
-// starts. Only the view and the pure helpers live in this bundle: the session service and the
-// controller's service side are built by the caller (main.js) and handed in.
-import { createCliRenderer } from "@opentui/core";
+// Entry of dist/tui.js: loaded lazily, only when the TUI starts. Only the view and the pure
+// helpers live in this bundle: the session service and the controller's service side are built
+// by the caller (main.js) and handed in through `attach`.
+//
+// Two ways in. `zero` with no arguments opens the screen before the runtime bundle has even
+// loaded (src/index.ts: `openTui`, then `mount`), so the start screen is drawn while main.js loads,
+// and main() attaches the runtime when it is ready. Every other start (`zero --resume`, `-C`)
+// opens and attaches at once (`startTui`): a resumed session is replayed before the first frame.
+import { createCliRenderer, type CliRenderer } from "@opentui/core";
 import { render } from "@opentui/solid";
+import { createSignal } from "solid-js";
 import { createStore, produce } from "solid-js/store";
 import type { EffectiveConfig } from "../../config/schema.ts";
-import { App } from "./app.tsx";
+import { App, type TuiActions } from "./app.tsx";
 // Types only: a value import would pull the controller's dependencies (config schemas, tools,
 // Zod) into this bundle and cost every launch their evaluation.
 import type { Controller, TuiState, Update } from "./controller.ts";
+import { initialState } from "./state.ts";
 import { setTheme, themeForTerminal, themeFromEnv } from "./theme.ts";
 import { createTuiTrace } from "./trace.ts";
 
-export type TuiOptions = {
+export type ScreenOptions = {
+  /** ZERO_TUI_TRACE: "<mark> <ms since process start>" lines (launch, runs, keys: trace.ts). */
+  trace?: (mark: string) => void;
+};
+
+export type AttachOptions = {
   config: EffectiveConfig;
+  /** The workspace (shown in approval prompts). */
   cwd: string;
-  /** The store's first state (controller.ts `initialState("")`, made by the caller). */
-  initial: TuiState;
   /** Builds the controller over the view's store. */
   createController(update: Update, read: () => TuiState): Controller;
-  /** Replays a resumed session's timeline before the first frame. */
+  /** Replays a resumed session's timeline (before the first frame when not mounted yet). */
   resume: boolean;
   /** main() owns SIGINT/SIGTERM/SIGHUP; it calls the handler given here (io.onInterrupt). */
   onInterrupt?: (handler: () => void) => void;
   /** Lines the service wanted to print while the screen is ours: shown as timeline notices. */
   onLog?: (sink: (line: string) => void) => void;
-  /** ZERO_TUI_TRACE: "<mark> <ms since process start>" lines (launch, runs, keys: trace.ts). */
-  trace?: (mark: string) => void;
 };
 
-/** Runs the TUI until the user leaves (or a signal); resolves after the terminal is restored. */
-export async function startTui(options: TuiOptions): Promise<{ sessionId: string; started: boolean; signalled: boolean }> {
+export type TuiResult = { sessionId: string; started: boolean; signalled: boolean };
+
+export type TuiScreen = {
+  /** Draws the screen now, before the runtime is attached (typing works; Enter waits for it). */
+  mount(): Promise<void>;
+  /** Attaches the runtime and runs until the user leaves (or a signal); the terminal is restored. */
+  attach(options: AttachOptions): Promise<TuiResult>;
+  /** Restores the terminal at once (an error before `attach`, reported by the caller). */
+  abort(): void;
+};
+
+/** Takes the terminal: the renderer, the theme, the exit paths. Nothing is drawn until `mount`. */
+export async function openTui(options: ScreenOptions = {}): Promise<TuiScreen> {
   const trace = options.trace ?? (() => {});
   trace("tui-start");
   const tracer = options.trace ? createTuiTrace(options.trace) : undefined;
-  const [state, setState] = createStore<TuiState>(options.initial);
+  const initial = initialState("");
+  const [state, setState] = createStore<TuiState>(initial);
   // Until the view mounts nothing observes the store: changes go straight to the object under
   // it. Replaying a resumed session through the store's proxies cost seconds for a few thousand
   // entries; on the plain object it takes milliseconds.
   let mounted = false;
-  const apply = (change: (draft: TuiState) => void) => (mounted ? setState(produce(change)) : change(options.initial));
+  const apply = (change: (draft: TuiState) => void) => (mounted ? setState(produce(change)) : change(initial));
   const update: Update = tracer
     ? (change) => {
         apply(change);
         tracer.running(state.running);
       }
     : apply;
-  const controller = options.createController(update, () => state);
-  update((draft) => void (draft.sessionId = controller.session.id));
-  if (options.resume) controller.replay();
-  trace("controller-ready");
-  options.onLog?.((line) => update((draft) => void draft.timeline.entries.push({ kind: "notice", id: `log-${++draft.timeline.serial}`, text: line.trimEnd() })));
+  const [config, setConfig] = createSignal<EffectiveConfig>();
+  const [cwd, setCwd] = createSignal("");
+  let controller: Controller | undefined;
+  let attached!: () => void;
+  const ready = new Promise<void>((resolve) => (attached = resolve));
+  // What the keys do before the runtime is attached: nothing but keep the text.
+  const actions: TuiActions = {
+    submit: (text) => (controller ? controller.submit(text) : "starting"),
+    cancel: () => controller?.cancel() ?? false,
+    answer: (answer) => controller?.answer(answer),
+    choose: (name, value) => controller?.choose(name, value),
+    command: (name) => controller?.command(name),
+    editQueued: (id) => controller?.editQueued(id),
+    deleteQueued: (id) => controller?.deleteQueued(id),
+    moveQueued: (id, by) => controller?.moveQueued(id, by),
+    stopEditing: () => controller?.stopEditing(),
+    listFiles: async () => (await ready, controller!.listFiles()),
+    listSkills: async () => (await ready, controller!.listSkills()),
+  };
 
   let resolveDone!: () => void;
   const done = new Promise<void>((resolve) => (resolveDone = resolve));
-  // A signal from here on ends the TUI; one that comes while the terminal is being set up is
-  // acted on as soon as there is a renderer to tear down.
-  let signalled = false;
-  let leave = () => {};
-  options.onInterrupt?.(() => {
-    signalled = true;
-    leave();
-  });
-  const renderer = await createCliRenderer({
+  let renderer: CliRenderer | undefined;
+  const leave = () => {
+    if (renderer && !renderer.isDestroyed) renderer.destroy();
+  };
+  // A process.exit() anywhere must not leave the terminal in the alternate screen with mouse
+  // tracking on: destroy() restores it synchronously.
+  process.on("exit", leave);
+  renderer = await createCliRenderer({
     exitOnCtrlC: false, // the App handles Ctrl-C (twice to quit); main() owns process.exit
     exitSignals: [], // no OpenTUI signal handlers: main() has its own
     useMouse: true,
@@ -70,7 +104,7 @@ export async function startTui(options: TuiOptions): Promise<{ sessionId: string
     openConsoleOnError: false,
     ...tracer?.rendererOptions,
     onDestroy: () => {
-      process.off("exit", restoreOnExit);
+      process.off("exit", leave);
       resolveDone();
     },
   });
@@ -81,16 +115,7 @@ export async function startTui(options: TuiOptions): Promise<{ sessionId: string
   const envTheme = themeFromEnv(process.env);
   setTheme(themeForTerminal(envTheme, renderer.themeMode));
   renderer.on("theme_mode", (mode: "dark" | "light") => setTheme(themeForTerminal(envTheme, mode)));
-  // A process.exit() anywhere must not leave the terminal in the alternate screen with mouse
-  // tracking on: destroy() restores it synchronously.
-  function restoreOnExit() {
-    if (!renderer.isDestroyed) renderer.destroy();
-  }
-  process.on("exit", restoreOnExit);
   renderer.once("frame", () => trace("first-frame"));
-  leave = () => {
-    if (!renderer.isDestroyed) renderer.destroy();
-  };
   // OpenTUI catches uncaught errors while it runs and only logs them, so the TUI would go on in
   // an unknown state. Here such an error ends it: the terminal is restored, then it is thrown to
   // main(), which reports it as an internal error (exit 1).
@@ -104,21 +129,51 @@ export async function startTui(options: TuiOptions): Promise<{ sessionId: string
     if (swallow) process.off(event, swallow);
     process.on(event, onCrash);
   }
-  try {
-    if (signalled) leave();
-    else {
-      mounted = true;
-      await render(() => <App state={state} update={update} actions={controller} config={options.config} cwd={options.cwd} onExit={leave} />, renderer);
+
+  const target = renderer;
+  async function mount(): Promise<void> {
+    if (mounted || target.isDestroyed) return;
+    mounted = true;
+    try {
+      await render(() => <App state={state} update={update} actions={actions} config={config()} cwd={cwd()} onExit={leave} />, target);
+    } catch (error) {
+      // The terminal first, then the error can be read.
+      onCrash(error);
     }
-  } catch (error) {
-    // The terminal first, then the error can be read.
-    onCrash(error);
+    trace("rendered");
   }
-  trace("rendered");
-  await done;
-  for (const event of ["uncaughtException", "unhandledRejection"] as const) process.off(event, onCrash);
-  tracer?.finish();
-  controller.close();
-  if (crash) throw crash.error;
-  return { sessionId: state.sessionId, started: state.started, signalled };
+
+  return {
+    mount,
+    abort: leave,
+    async attach(attach: AttachOptions): Promise<TuiResult> {
+      let signalled = false;
+      attach.onInterrupt?.(() => {
+        signalled = true;
+        leave();
+      });
+      controller = attach.createController(update, () => state);
+      update((draft) => void (draft.sessionId = controller!.session.id));
+      if (attach.resume) controller.replay();
+      setCwd(attach.cwd);
+      setConfig(() => attach.config);
+      attached();
+      trace("controller-ready");
+      attach.onLog?.((line) => update((draft) => void draft.timeline.entries.push({ kind: "notice", id: `log-${++draft.timeline.serial}`, text: line.trimEnd() })));
+      await mount();
+      trace("interactive");
+      await done;
+      for (const event of ["uncaughtException", "unhandledRejection"] as const) process.off(event, onCrash);
+      tracer?.finish();
+      controller.close();
+      if (crash) throw crash.error;
+      return { sessionId: state.sessionId, started: state.started, signalled };
+    },
+  };
+}
+
+/** Opens the screen and attaches at once (the path of every start but plain `zero`). */
+export async function startTui(options: AttachOptions & ScreenOptions): Promise<TuiResult> {
+  const screen = await openTui(options.trace ? { trace: options.trace } : {});
+  return screen.attach(options);
 }

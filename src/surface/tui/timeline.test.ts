@@ -53,16 +53,16 @@ describe("timeline reducer", () => {
     expect(state.activeRunId).toBeUndefined();
     expect(state.costUsd).toBe(0.25);
     const rows = visibleRows(state);
-    expect(rows.map((r) => (r.kind === "worked" ? `worked:${r.hidden}` : r.entry.kind))).toEqual(["user", "worked:2", "assistant"]);
+    expect(rows.map((r) => (r.kind === "worked" ? `worked:${r.hidden}` : r.kind === "footer" ? `footer:${r.run.agent}` : r.entry.kind))).toEqual(["user", "worked:2", "assistant", "footer:build"]);
     toggleRun(state, "r1");
-    expect(visibleRows(state).map((r) => (r.kind === "worked" ? "worked" : r.entry.kind))).toEqual(["user", "worked", "reasoning", "tool", "assistant"]);
+    expect(visibleRows(state).map((r) => (r.kind === "entry" ? r.entry.kind : r.kind))).toEqual(["user", "worked", "reasoning", "tool", "assistant", "footer"]);
     expect(formatDuration(state.runs.r1!.endedAt! - state.runs.r1!.startedAt)).toBe("1m 05s");
   });
 
   test("a run that only answered has nothing to collapse; a running run is never collapsed", () => {
     const state = emptyTimeline();
     run(state, [started("r1"), delta("r1", "Just text."), completed("r1")]);
-    expect(visibleRows(state).map((r) => r.kind)).toEqual(["entry"]);
+    expect(visibleRows(state).map((r) => r.kind)).toEqual(["entry", "footer"]);
     run(state, [started("r2"), delta("r2", "x", "reasoning.delta")]);
     toggleRun(state, "r2");
     expect(state.runs.r2!.collapsed).toBe(false);

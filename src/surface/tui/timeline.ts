@@ -205,12 +205,12 @@ function finishRun(state: TimelineState, event: Extract<RuntimeEvent, { type: "r
 }
 
 /** A row of the screen: an entry, or the "Worked for …" summary that stands in for a run's hidden work. */
-export type Row = { kind: "entry"; entry: Entry } | { kind: "worked"; run: RunSummary; hidden: number };
+export type Row = { kind: "entry"; entry: Entry } | { kind: "worked"; run: RunSummary; hidden: number } | { kind: "footer"; run: RunSummary };
 
 /**
  * What the screen shows, in order: every entry, except that a finished, collapsed run's
  * intermediate work is replaced by one "worked" row where that work began. Its final answer
- * and errors stay visible.
+ * and errors stay visible, the answer followed by an agent · model footer.
  */
 export function visibleRows(state: TimelineState): Row[] {
   const rows: Row[] = [];
@@ -228,6 +228,8 @@ export function visibleRows(state: TimelineState): Row[] {
       if (run.collapsed) continue;
     }
     rows.push({ kind: "entry", entry });
+    // Under a finished run's final answer: which agent and model gave it.
+    if (run && run.endedAt !== undefined && entry.id === run.finalEntryId) rows.push({ kind: "footer", run });
   }
   for (const row of rows) if (row.kind === "worked") row.hidden = hiddenCount.get(row.run.runId) ?? 0;
   return rows;
