@@ -11,6 +11,8 @@ import { UsageError } from "../../util/errors.ts";
 import { createController } from "../tui/controller.ts";
 import { skillsForAgent } from "../../skill/catalog.ts";
 import { loadSkills } from "../../skill/source.ts";
+import { SKILL_LIMITS } from "../../skill/package.ts";
+import { readRegularFile } from "../../security/files.ts";
 import { parseCommandArgs, stringFlag } from "./args.ts";
 import { TUI_HELP } from "./help.ts";
 import { reportConfigNotices, type CliIo } from "./io.ts";
@@ -78,7 +80,7 @@ async function runTui(io: CliIo): Promise<number> {
       config: loaded.config,
       cwd: workspace,
       resume: resume !== undefined,
-      createController: (update, read) => createController({ service, config: loaded.config, workspace, update, read, skills: () => rootSkills(io, loaded, workspace), ...(resume !== undefined ? { resume } : {}) }),
+      createController: (update, read) => createController({ service, config: loaded.config, workspace, update, read, skills: () => rootSkills(io, loaded, workspace), skillText, ...(resume !== undefined ? { resume } : {}) }),
       onInterrupt: io.onInterrupt,
       onLog: (line) => {
         sink = line;
@@ -99,5 +101,15 @@ async function runTui(io: CliIo): Promise<number> {
 function rootSkills(io: CliIo, loaded: LoadedConfig, workspace: string): { id: string; description: string }[] {
   const agent = loaded.config.agents[loaded.config.defaultAgent];
   if (!agent) return [];
-  return skillsForAgent(loadSkills({ env: io.env, loaded, workspace }), agent).map((skill) => ({ id: skill.id, description: skill.description }));
+  return skillsForAgent(loadSkills({ env: io.env, loaded, workspace }), agent).map((skill) => ({ id: skill.id, description: skill.description, provenance: skill.provenance, file: skill.file }));
+}
+
+/** A skill's SKILL.md for `/skills <name>`: a regular file, bounded like the package check; UTF-8 or nothing. */
+function skillText(file: string): string | undefined {
+  try {
+    const head = readRegularFile(file, SKILL_LIMITS.fileBytes);
+    return new TextDecoder("utf-8", { fatal: true }).decode(head.bytes);
+  } catch {
+    return undefined;
+  }
 }

@@ -20,6 +20,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   { name: "speed", args: "[default|standard|fast]", description: "model speed of the next runs" },
   { name: "depth", args: "[flash|medium|pro|ultra]", description: "work depth of the next runs" },
   { name: "workflow", args: "[name|off]", description: "run the next tasks as a workflow, or off" },
+  { name: "skills", args: "[name]", description: "the root agent's skills; with a name, where it comes from and its instructions" },
   { name: "compact", description: "summarize the conversation before the next request, to free context" },
   { name: "queue", description: "messages waiting behind the active run (the editor comes with the next TUI release)" },
   { name: "new", description: "start a fresh session" },

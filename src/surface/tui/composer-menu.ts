@@ -22,7 +22,7 @@ export type ComposerMenu = {
 };
 
 /** A skill the root agent may load: its id and one-line description (already cleaned). */
-export type SkillChoice = { id: string; description: string };
+export type SkillChoice = { id: string; description: string; provenance?: string; file?: string };
 
 /** What the menus offer: undefined until listed (the view asks on first use). */
 export type MenuSources = { files?: readonly string[]; skills?: readonly SkillChoice[] };

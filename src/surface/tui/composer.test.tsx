@@ -140,6 +140,14 @@ describe("composer and popups (rendered)", () => {
     void update;
   });
 
+  test("a text popup (/skills) draws file text cleaned: an escape sequence in a SKILL.md never reaches the terminal", async () => {
+    const { update } = await mount((s) => void (s.started = true));
+    update((s) => void (s.popup = { kind: "text", title: "$release-notes", lines: ["\u001b]0;evil-title\u0007visible instructions"] }));
+    const frame = await setup!.waitForFrame((f) => f.includes("visible instructions"));
+    expect(frame).toContain("$release-notes");
+    expect(frame).not.toContain("evil-title");
+  });
+
   test("Enter in the help popup does not send; Ctrl-L clears through the command (not the history)", async () => {
     const { update, calls } = await mount((s) => void (s.started = true));
     await setup!.mockInput.typeText("draft");

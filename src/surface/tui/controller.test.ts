@@ -1,5 +1,5 @@
 import { afterEach, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fakeConfig, type Sandbox } from "../../../test/support/cli.ts";
 import { waitUntil } from "../../../test/support/cli.ts";
@@ -23,7 +23,7 @@ afterEach(() => {
   store = undefined;
 });
 
-function setup(resume?: string, onUpdate: () => void = () => {}) {
+function setup(resume?: string, onUpdate: () => void = () => {}, extra: Partial<Parameters<typeof createController>[0]> = {}) {
   const loaded = loadConfig({ workspace: sandbox.workspace, env: sandbox.env });
   const dir = workspaceStateDir(sandbox.env, sandbox.workspace);
   const service = createSessionService({
@@ -37,7 +37,7 @@ function setup(resume?: string, onUpdate: () => void = () => {}) {
     store: { enabled: true, exists: () => store !== undefined || existsSync(join(dir, "zero-cli.db")), open: () => (store ??= openStore({ dir }).store) },
   });
   let state: TuiState = initialState("");
-  const controller = createController({ service, config: loaded.config, workspace: sandbox.workspace, update: (change) => (onUpdate(), change(state)), read: () => state, ...(resume ? { resume } : {}) });
+  const controller = createController({ service, config: loaded.config, workspace: sandbox.workspace, update: (change) => (onUpdate(), change(state)), read: () => state, ...extra, ...(resume ? { resume } : {}) });
   state = initialState(controller.session.id);
   return { controller, state: () => state, service };
 }
@@ -217,3 +217,20 @@ test("/model <alias> and /workflow off clear the model history: the next run is 
   expect(JSON.stringify(fake.requests[3]!.body.messages)).not.toContain("and now?");
   controller.close();
 }, 30_000);
+
+test("/skills lists the root agent's skills; /skills <name> shows where one comes from and its instructions, cleaned", () => {
+  const file = join(sandbox.root, "SKILL.md");
+  writeFileSync(file, "---\nname: release-notes\ndescription: write release notes\n---\nStep one: read the log.\n\u001b]0;evil\u0007Step two.\n");
+  const skills = [{ id: "release-notes", description: "write release notes", provenance: "user", file }];
+  const { controller, state } = setup(undefined, () => {}, { skills: () => skills, skillText: (path) => readFileSync(path, "utf8") });
+  controller.submit("/skills");
+  expect(state().popup).toMatchObject({ kind: "text", title: "/skills (1)" });
+  expect((state().popup as { lines: string[] }).lines[0]).toBe("$release-notes  write release notes  (user)");
+  controller.submit("/skills release-notes");
+  const lines = (state().popup as { lines: string[] }).lines;
+  expect(lines[0]).toBe(`${file}  (user)`);
+  expect(lines).toContain("Step one: read the log.");
+  controller.submit("/skills nope");
+  expect(state().timeline.entries.at(-1)).toMatchObject({ kind: "notice", text: "skills: no skill 'nope' for the root agent; it has release-notes" });
+  controller.close();
+});

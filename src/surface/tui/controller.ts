@@ -20,7 +20,11 @@ import { addDecision, addError, addNotice, addUserTurn, applyEvent, clearTimelin
 
 export type Choices = { model?: string; reasoning?: ReasoningEffort; speed?: Speed; depth?: WorkDepth; workflow?: string };
 
-export type Popup = { kind: "help"; lines: string[] } | { kind: "queue" } | { kind: "picker"; command: string; options: string[]; current: string };
+export type Popup =
+  | { kind: "help"; lines: string[] }
+  | { kind: "text"; title: string; lines: string[] }
+  | { kind: "queue" }
+  | { kind: "picker"; command: string; options: string[]; current: string };
 
 export type TuiState = {
   sessionId: string;
@@ -50,11 +54,16 @@ export type ControllerOptions = {
   read(): TuiState;
   /** The workspace (the `@` menu lists its files). */
   workspace: string;
-  /** The root agent's skills for the `$` menu (loaded on first use). */
+  /** The root agent's skills for the `$` menu and `/skills` (loaded on first use). */
   skills?: () => SkillChoice[];
+  /** A skill's SKILL.md, for `/skills <name>` (bounded; undefined when it cannot be read). */
+  skillText?: (file: string) => string | undefined;
   /** `--resume`: the session to continue (its stored events are replayed into the timeline). */
   resume?: string;
 };
+
+/** How much of a SKILL.md `/skills <name>` shows. */
+const SKILL_LINES = 40;
 
 /** How long streamed text may wait before it is drawn (one frame at 60 fps). */
 export const FRAME_MS = 16;
@@ -247,6 +256,8 @@ export function createController(options: ControllerOptions) {
         const options = name === "model" ? ["auto", ...choicesFor(name)] : choicesFor(name);
         return update((state) => void (state.popup = { kind: "picker", command: name, options, current }));
       }
+      case "skills":
+        return showSkills(argument);
       case "compact":
         session.compact();
         return note("the conversation will be compacted before the next request");
@@ -263,6 +274,27 @@ export function createController(options: ControllerOptions) {
       case "quit":
         return update((state) => void (state.quitting = true));
     }
+  }
+
+  /** `/skills`: the root agent's skills; `/skills <name>`: one skill's origin and instructions. */
+  function showSkills(name: string): void {
+    let skills: SkillChoice[] = [];
+    try {
+      skills = options.skills?.() ?? [];
+    } catch (error) {
+      return note(`skills: ${errorMessage(error)}`);
+    }
+    if (name === "") {
+      const lines = skills.length === 0 ? ["The root agent has no skills (see 'zero skills')."] : skills.map((skill) => `$${skill.id}  ${skill.description}${skill.provenance ? `  (${skill.provenance})` : ""}`);
+      return update((state) => void (state.popup = { kind: "text", title: `/skills (${skills.length})`, lines: [...lines, "", "Write $name in a message to have the model load a skill; /skills <name> shows one."] }));
+    }
+    const skill = skills.find((candidate) => candidate.id === name.replace(/^\$/, ""));
+    if (!skill) return note(`skills: no skill '${name}' for the root agent${skills.length ? `; it has ${skills.map((s) => s.id).join(", ")}` : ""}`);
+    const text = skill.file ? options.skillText?.(skill.file) : undefined;
+    const body = (text ?? "(its SKILL.md could not be read)").split("\n");
+    const shown = body.slice(0, SKILL_LINES);
+    const lines = [`${skill.file ?? ""}${skill.provenance ? `  (${skill.provenance})` : ""}`, "", ...shown, ...(body.length > shown.length ? [`… ${body.length - shown.length} more lines`] : [])];
+    update((state) => void (state.popup = { kind: "text", title: `$${skill.id}`, lines }));
   }
 
   function newSession(): void {

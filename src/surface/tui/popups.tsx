@@ -53,7 +53,10 @@ export type PopupViewProps = {
 };
 
 export function PopupView(props: PopupViewProps) {
-  const title = () => (props.popup.kind === "picker" ? `/${props.popup.command}` : props.popup.kind === "queue" ? `/queue (${props.queue.length})` : "help");
+  const title = () => {
+    const popup = props.popup;
+    return popup.kind === "picker" ? `/${popup.command}` : popup.kind === "queue" ? `/queue (${props.queue.length})` : popup.kind === "text" ? popup.title : "help";
+  };
   const footer = () => {
     switch (props.popup.kind) {
       case "picker":
@@ -67,6 +70,8 @@ export function PopupView(props: PopupViewProps) {
   const lines = (): { text: string; role?: Role }[] => {
     const popup = props.popup;
     if (popup.kind === "help") return popup.lines.map((text) => ({ text }));
+    // Skill text comes from files: cleaned, and cut to a line's width.
+    if (popup.kind === "text") return popup.lines.map((text) => ({ text: sanitizeForTerminal(text).slice(0, 200) }));
     if (popup.kind === "picker") {
       const rows = pickerRows(popup, props.filter, props.config);
       const shown = rows.map((row) =>
