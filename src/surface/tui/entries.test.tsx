@@ -4,6 +4,7 @@ import { createStore, produce } from "solid-js/store";
 import { sanitizeForTerminal } from "../../security/terminal.ts";
 import { boundDiff, parseUnifiedDiff } from "./diff-view.tsx";
 import { EntryRows } from "./entries.tsx";
+import { showLinkTargets } from "./links.ts";
 import { growingSanitizer } from "./markdown.tsx";
 import { setTheme, themeForTerminal, themeFromEnv, COLORS } from "./theme.ts";
 import type { Entry, Row } from "./timeline.ts";
@@ -294,4 +295,21 @@ describe("themes", () => {
     expect(find("a question")!.fg.toInts().slice(0, 3)).toEqual([0x8a, 0x5a, 0x00]);
     expect(COLORS.addedBg).toBe("#dcf3d8");
   }, 30_000);
+});
+
+describe("links in answers", () => {
+  test("a link's target stays visible even on a terminal that supports hyperlinks (its text cannot hide where it goes)", async () => {
+    const answer: Entry = { kind: "assistant", id: "a1", runId: "r1", text: "See [docs.python.org](https://evil.example/steal) for details." };
+    await mount([answer]);
+    const renderer = setup!.renderer as unknown as { _capabilities: Record<string, unknown> | null; emit(event: string, value: unknown): void };
+    const supporting = { ...(renderer._capabilities ?? {}), hyperlinks: true };
+    renderer._capabilities = supporting;
+    renderer.emit("capabilities", supporting);
+    // What OpenTUI does by itself on such a terminal: the target is hidden behind the text.
+    await frameWhen((frame) => frame.includes("See docs.python.org for details."));
+    showLinkTargets(setup!.renderer);
+    renderer.emit("capabilities", supporting);
+    const frame = await frameWhen((f) => f.includes("https://evil.example/steal"));
+    expect(frame).toContain("docs.python.org (https://evil.example/steal)");
+  });
 });

@@ -15,6 +15,7 @@ import { App, type TuiActions } from "./app.tsx";
 // Types only: a value import would pull the controller's dependencies (config schemas, tools,
 // Zod) into this bundle and cost every launch their evaluation.
 import type { Controller, TuiState, Update } from "./controller.ts";
+import { showLinkTargets } from "./links.ts";
 import { initialState } from "./state.ts";
 import { setTheme, themeForTerminal, themeFromEnv } from "./theme.ts";
 import { createTuiTrace } from "./trace.ts";
@@ -110,6 +111,7 @@ export async function openTui(options: ScreenOptions = {}): Promise<TuiScreen> {
   });
   trace("renderer-created");
   tracer?.attach(renderer);
+  showLinkTargets(renderer);
   // Colours: NO_COLOR, else COLORFGBG; refined when the terminal answers OpenTUI's background
   // query (OSC 11), which usually arrives just after the first frame: the view follows.
   const envTheme = themeFromEnv(process.env);
