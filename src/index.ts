@@ -36,12 +36,15 @@ if (first === "--version" || first === "-v") {
   // Plain `zero` in a terminal: the TUI's screen is drawn first, while the runtime loads (main()
   // attaches it; an error before that restores the terminal, then is printed).
   const screen = first === undefined ? openScreenEarly() : Promise.resolve(undefined);
+  let opened: import("./surface/tui/start.tsx").TuiScreen | undefined;
   void screen
     .then(async (tuiScreen) => {
+      opened = tuiScreen;
       const { main } = (await import(mainModule)) as typeof import("./surface/cli/main.ts");
       process.exit(await main(argv, { early, ...(tuiScreen ? { tuiScreen } : {}) }));
     })
     .catch((error: unknown) => {
+      opened?.abort(); // the terminal back before the message
       process.stderr.write(`zero: internal error: ${error instanceof Error ? error.message : String(error)}\n`);
       process.exit(1);
     });

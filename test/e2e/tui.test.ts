@@ -105,6 +105,12 @@ test("zero in a terminal: type a task, see streamed text and a tool row, approve
   keys("C-c");
   screen = await waitForPane("EXIT2=0");
   expect(screen).toContain(`resume with: zero --resume ${id}`);
+  // A refused --resume in a terminal: the screen goes first, so the error can be read.
+  keys("clear", "Enter");
+  keys(`env -i ${env} ${ZERO_BIN} --resume no-such-session; echo EXIT3=$?`, "Enter");
+  screen = await waitForPane("EXIT3=2");
+  expect(screen).toContain("no session 'no-such-session'");
+  expect(tmux("display", "-p", "-t", session, "#{alternate_on} #{mouse_any_flag}").stdout.toString().trim()).toBe("0 0");
   // A headless run refuses the TUI's session and says where it is continued.
   const refused = Bun.spawnSync([ZERO_BIN, "run", "--resume", id, "go on"], { env: sandbox.env, cwd: sandbox.workspace, stdout: "pipe", stderr: "pipe" });
   expect(refused.exitCode).toBe(2);

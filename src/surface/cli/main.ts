@@ -89,7 +89,8 @@ export async function main(argv: string[], options: { early?: EarlySignals; tuiS
   try {
     const running = handler(io);
     // The command's synchronous start has run (and registered its cancel, if it has one).
-    if (held.length > 0) interrupt();
+    // Each held signal counts: a second one forces the exit, as it would have.
+    for (const _signal of held) interrupt();
     code = await running;
   } catch (error) {
     if (error instanceof UsageError || error instanceof ConfigError || error instanceof StoreError) {

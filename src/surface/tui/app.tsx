@@ -5,7 +5,7 @@
  */
 import type { KeyEvent, ScrollBoxRenderable } from "@opentui/core";
 import { useKeyboard } from "@opentui/solid";
-import { createEffect, createMemo, createSignal, For, onCleanup, Show } from "solid-js";
+import { createEffect, createMemo, createSignal, For, onCleanup, Show, untrack } from "solid-js";
 import type { EffectiveConfig } from "../../config/schema.ts";
 import { sanitizeForTerminal } from "../../security/terminal.ts";
 import type { Controller, TuiState, Update } from "./controller.ts";
@@ -48,7 +48,14 @@ export function App(props: AppProps) {
   const [hint, setHint] = createSignal("");
   const [pickerIndex, setPickerIndex] = createSignal(0);
   const [pickerFilter, setPickerFilter] = createSignal("");
-  const [queueIndex, setQueueIndex] = createSignal(0);
+  // The /queue editor's selection, by message id: the list changes under it as runs take messages.
+  const [queueSelected, setQueueSelected] = createSignal<number | undefined>();
+  const queueIndex = () => {
+    const items = props.state.queue.items;
+    const at = items.findIndex((item) => item.id === queueSelected());
+    return at === -1 ? 0 : at;
+  };
+  const setQueueIndex = (index: number) => setQueueSelected(props.state.queue.items[index]?.id);
   const [expanded, setExpanded] = createSignal(false);
   let composer: ComposerApi | undefined;
   let timeline: ScrollBoxRenderable | undefined;
@@ -85,7 +92,7 @@ export function App(props: AppProps) {
     setPickerFilter("");
     setExpanded(false);
     if (popup?.kind === "picker" && props.config) setPickerIndex(Math.max(0, pickerOptions(popup, "", props.config).indexOf(popup.current)));
-    if (popup?.kind === "queue") setQueueIndex(0);
+    if (popup?.kind === "queue") untrack(() => setQueueIndex(0));
   });
 
   const rows = createMemo(() => visibleRows(props.state.timeline));
@@ -159,21 +166,20 @@ export function App(props: AppProps) {
     }
     if (popup.kind === "queue") {
       const items = props.state.queue.items;
-      const item = items[Math.min(queueIndex(), items.length - 1)];
+      const index = queueIndex();
+      const item = items[index];
       if ((key.name === "up" || key.name === "down") && (key.ctrl || key.meta)) {
-        if (!item) return;
-        const by = key.name === "up" ? -1 : 1;
-        props.actions.moveQueued(item.id, by);
-        setQueueIndex((index) => Math.min(Math.max(0, index + by), items.length - 1));
+        // The selection follows the message (it is selected by id).
+        if (item) props.actions.moveQueued(item.id, key.name === "up" ? -1 : 1);
       } else if (key.name === "up" || key.name === "down") {
-        if (items.length > 0) setQueueIndex((index) => (index + (key.name === "up" ? items.length - 1 : 1)) % items.length);
+        if (items.length > 0) setQueueIndex((index + (key.name === "up" ? items.length - 1 : 1)) % items.length);
         setExpanded(false);
       } else if (key.name === "return") {
         setExpanded((open) => !open);
       } else if (key.name === "d" && item) {
-        const remaining = items.length - 1;
+        // The next one (or the one before, at the end) is selected after it goes.
+        setQueueSelected((items[index + 1] ?? items[index - 1])?.id);
         props.actions.deleteQueued(item.id);
-        setQueueIndex((index) => Math.max(0, Math.min(index, remaining - 1)));
       } else if (key.name === "e" && item) {
         const text = props.actions.editQueued(item.id);
         props.update((state) => void delete state.popup);
@@ -199,6 +205,13 @@ export function App(props: AppProps) {
       say("press Ctrl-C again to quit", 1000);
       return;
     }
+    // An open popup has every key (a letter typed to filter a picker must never answer an
+    // approval); Esc closes it, and then the approval can be answered.
+    const popup = props.state.popup;
+    if (popup) {
+      consume();
+      return popupKey(key, popup);
+    }
     const pending = approval();
     // Y/A/N answer only while the composer is empty: a letter typed mid-message (a queued one)
     // must never become "allow for the session". Esc always denies.
@@ -210,12 +223,7 @@ export function App(props: AppProps) {
       }
       return;
     }
-    if (pending) say("an approval waits: empty the composer (Ctrl-C) to answer with Y / A / N, or Esc to deny");
-    const popup = props.state.popup;
-    if (popup) {
-      consume();
-      return popupKey(key, popup);
-    }
+    if (pending) say("an approval waits: empty the composer (Ctrl-C) to answer with Y / A / N, or Esc to deny", 4000);
     if (composer?.handleKey(key)) return consume();
     if (key.name === "escape") {
       consume();

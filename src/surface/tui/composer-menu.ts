@@ -27,7 +27,9 @@ export type SkillChoice = { id: string; description: string; provenance?: string
 /** What the menus offer: undefined until listed (the view asks on first use). */
 export type MenuSources = { files?: readonly string[]; skills?: readonly SkillChoice[] };
 
-const PARTIAL_SKILL = /(^|[\s([{,;])\$([\w.-]*)$/;
+// At least one letter after `$`: a lone `$` at the end of a message ("costs $") is prose, and
+// Enter must send it, not insert a skill.
+const PARTIAL_SKILL = /(^|[\s([{,;])\$([\w.-]+)$/;
 
 /** The menu the composer shows for this text and cursor, if any. */
 export function menuFor(text: string, cursor: number, sources: MenuSources): ComposerMenu | undefined {

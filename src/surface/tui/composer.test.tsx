@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { applyChoice, matchFiles, mentionedFiles, menuFor, menuWindow, wants } from "./composer-menu.ts";
+import type { PendingApproval } from "../../session/service.ts";
 import { enqueue } from "./queue.ts";
 import { addUserTurn } from "./timeline.ts";
 import { escape, mount, setup } from "./view-test-support.tsx";
@@ -25,6 +26,7 @@ describe("composer menus (pure)", () => {
     expect(skills.kind).toBe("skill");
     expect(skills.items).toEqual([{ label: "$release-notes", detail: "write the release notes", insert: "$release-notes" }]);
     expect(menuFor("costs $5", 8, { files: FILES })).toBeUndefined(); // no skills listed: no menu
+    expect(menuFor("costs $", 7, SOURCES)).toBeUndefined(); // a lone $ is prose: Enter sends
     expect(wants("see @sr", 7)).toBe("files");
     expect(wants("use $p", 6)).toBe("skills");
     expect(wants("plain", 5)).toBeUndefined();
@@ -95,6 +97,25 @@ describe("composer and popups (rendered)", () => {
     setup!.mockInput.pressEnter();
     await setup!.waitForFrame((f) => f.includes("use $release-notes") && !f.includes("write the release notes"));
     expect(calls).toEqual([]); // a skill is inserted, not sent
+  });
+
+  test("with a picker open, letters filter it and never answer a waiting approval; Esc closes the picker, then Y answers", async () => {
+    const pending = { sessionId: "s-1", callId: "c1", tool: "run", risk: "execute", operation: "execute", reason: "runs", input: { command: "ls" }, target: "ls" } as unknown as PendingApproval;
+    const { update, calls } = await mount((s) => {
+      s.started = true;
+      s.running = true;
+      s.approvals.push(pending);
+      s.popup = { kind: "picker", command: "model", options: ["auto", "fast"], current: "auto" };
+    });
+    await setup!.waitForFrame((f) => f.includes("openai/gpt-x"));
+    await setup!.mockInput.typeText("a");
+    await setup!.waitForFrame((f) => f.includes("filter: a"));
+    expect(calls).toEqual([]);
+    await escape();
+    setup!.mockInput.pressKey("y");
+    await setup!.waitFor(() => calls.length === 1);
+    expect(calls).toEqual(["answer:once"]);
+    void update;
   });
 
   test("the /model picker is grouped by provider and filtered by typing; Enter chooses", async () => {

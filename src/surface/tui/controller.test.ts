@@ -159,6 +159,12 @@ test("streamed deltas reach the view at most once a frame, in order with the oth
   expect(controller.editQueued(a!.id)).toBe("queued A");
   expect(controller.submit("queued A, edited")).toBe("edited");
   expect(state.queue.items.map((m) => m.text)).toEqual(["queued A, edited", "queued B"]);
+  // A command typed while editing runs; the queued message stays as it was.
+  expect(controller.editQueued(a!.id)).toBe("queued A, edited");
+  expect(controller.submit("/depth flash")).toBe("command");
+  expect(state.editing).toBeUndefined();
+  expect(state.choices.depth).toBe("flash");
+  expect(state.queue.items.map((m) => m.text)).toEqual(["queued A, edited", "queued B"]);
   controller.moveQueued(a!.id, 1);
   controller.deleteQueued(state.queue.items[0]!.id);
   expect(state.queue.items.map((m) => m.text)).toEqual(["queued A, edited"]);
@@ -203,7 +209,8 @@ test("/model <alias> and /workflow off clear the model history: the next run is 
   expect(state().sessionId).toBe(controller.session.id);
   // The timeline keeps what was shown.
   expect(state().timeline.entries.some((e) => e.kind === "user" && e.text.includes("kiwi"))).toBe(true);
-  // /model auto keeps the conversation.
+  // /model alt then /model auto before a run: back to the configured model, nothing cleared.
+  controller.submit("/model alt");
   controller.submit("/model auto");
   controller.submit("and now?");
   await waitUntil("the third run", () => !state().running && fake.requests.length === 3);
@@ -218,7 +225,7 @@ test("/model <alias> and /workflow off clear the model history: the next run is 
   controller.close();
 }, 30_000);
 
-test("/skills lists the root agent's skills; /skills <name> shows where one comes from and its instructions, cleaned", () => {
+test("/skills lists the root agent's skills; /skills <name> shows where one comes from and its instructions (drawn cleaned: composer.test.tsx)", () => {
   const file = join(sandbox.root, "SKILL.md");
   writeFileSync(file, "---\nname: release-notes\ndescription: write release notes\n---\nStep one: read the log.\n\u001b]0;evil\u0007Step two.\n");
   const skills = [{ id: "release-notes", description: "write release notes", provenance: "user", file }];

@@ -101,6 +101,12 @@ export function createController(options: ControllerOptions) {
       for (const event of batch) applyEvent(state.timeline, event);
     });
   }
+  // Bumped when the session is replaced (/new, a fresh conversation): what a run of the old
+  // one still sends (a cancelled run's last events) is not drawn in the new timeline.
+  let generation = 0;
+  const listenerFor = (born: number) => (event: RuntimeEvent) => {
+    if (born === generation) onEvent(event);
+  };
   const onEvent = (event: RuntimeEvent) => {
     pendingEvents.push(event);
     if (event.type === "message.delta" || event.type === "reasoning.delta") flushTimer ??= setTimeout(flushEvents, FRAME_MS);
@@ -119,7 +125,7 @@ export function createController(options: ControllerOptions) {
       state.running = true;
     });
     const handle = session.send(text, {
-      listeners: [onEvent],
+      listeners: [listenerFor(generation)],
       overrides: {
         ...(choices.model !== undefined ? { model: choices.model } : {}),
         ...(choices.reasoning !== undefined ? { reasoningEffort: choices.reasoning } : {}),
@@ -133,13 +139,21 @@ export function createController(options: ControllerOptions) {
       .catch((error) => update((state) => addError(state.timeline, errorMessage(error))))
       .finally(() => {
         flushEvents();
-        if (running === handle) running = undefined;
+        // Only the current run's end changes what the screen says is running.
+        if (running !== handle) return;
+        running = undefined;
         update((state) => {
           state.running = false;
           state.approvals = [];
         });
         runNextQueued();
       });
+  }
+
+  /** Leaves editing a queued message without changing it. */
+  function stopEditing(): void {
+    update((state) => void delete state.editing);
+    runNextQueued();
   }
 
   /** The queue runs on in the same conversation; a message being edited waits for its edit. */
@@ -156,7 +170,9 @@ export function createController(options: ControllerOptions) {
   function submit(text: string): "sent" | "queued" | "full" | "command" | "empty" | "edited" {
     const trimmed = text.trim();
     const editing = read().editing;
-    if (editing !== undefined) {
+    // A command while editing a queued message runs, and the message stays as it was.
+    if (editing !== undefined && parseCommandLine(trimmed)) stopEditing();
+    else if (editing !== undefined) {
       update((state) => void delete state.editing);
       // Still waiting: the edit goes back in its place (an empty edit removes it).
       if (read().queue.items.some((item) => item.id === editing)) {
@@ -191,6 +207,8 @@ export function createController(options: ControllerOptions) {
     const allowed = choicesFor(name);
     if (value === "auto" && name === "model") {
       update((state) => void delete state.choices.model);
+      // Back to the configured model before the fresh conversation began: nothing to clear.
+      freshConversation = false;
       return note("model: each agent's configured model for the next runs");
     }
     if ((name === "workflow" && value === "off") || (name !== "model" && name !== "workflow" && value === "default")) {
@@ -309,6 +327,10 @@ export function createController(options: ControllerOptions) {
 
   /** A new session (an empty model history) in place of the current one, which stays stored. */
   function switchSession(): void {
+    generation += 1;
+    if (flushTimer !== undefined) clearTimeout(flushTimer);
+    flushTimer = undefined;
+    pendingEvents = [];
     stopApprovals();
     const previous = session;
     session = service.open({ kind: "new" });
@@ -349,11 +371,7 @@ export function createController(options: ControllerOptions) {
     moveQueued(id: number, by: -1 | 1): void {
       update((state) => moveQueued(state.queue, id, by));
     },
-    /** Leaves editing a queued message without changing it. */
-    stopEditing(): void {
-      update((state) => void delete state.editing);
-      runNextQueued();
-    },
+    stopEditing,
     /** The workspace's files for the `@` menu (listed once, on first use; bounded). */
     listFiles(): Promise<string[]> {
       files ??= listWorkspaceFiles(options.workspace)

@@ -4,4 +4,4 @@
 import { ensureSolidTransformPlugin } from "@opentui/solid/bun-plugin";
 
 ensureSolidTransformPlugin();
-export const { startTui } = await import("./start.tsx");
+export const { startTui, openTui } = await import("./start.tsx");

@@ -42,13 +42,16 @@ export type AttachOptions = {
 export type TuiResult = { sessionId: string; started: boolean; signalled: boolean };
 
 export type TuiScreen = {
-  /** Draws the screen now, before the runtime is attached (typing works; Enter waits for it). */
+  /** Draws the screen now, before the runtime is attached (typing works; Enter waits for it); resolves once the frame is out. */
   mount(): Promise<void>;
   /** Attaches the runtime and runs until the user leaves (or a signal); the terminal is restored. */
   attach(options: AttachOptions): Promise<TuiResult>;
   /** Restores the terminal at once (an error before `attach`, reported by the caller). */
   abort(): void;
 };
+
+/** How long `mount` waits for its first frame to be written. */
+const FIRST_FRAME_BOUND_MS = 500;
 
 /** Takes the terminal: the renderer, the theme, the exit paths. Nothing is drawn until `mount`. */
 export async function openTui(options: ScreenOptions = {}): Promise<TuiScreen> {
@@ -117,7 +120,12 @@ export async function openTui(options: ScreenOptions = {}): Promise<TuiScreen> {
   const envTheme = themeFromEnv(process.env);
   setTheme(themeForTerminal(envTheme, renderer.themeMode));
   renderer.on("theme_mode", (mode: "dark" | "light") => setTheme(themeForTerminal(envTheme, mode)));
-  renderer.once("frame", () => trace("first-frame"));
+  const firstFrame = new Promise<void>((resolve) =>
+    renderer!.once("frame", () => {
+      trace("first-frame");
+      resolve();
+    }),
+  );
   // OpenTUI catches uncaught errors while it runs and only logs them, so the TUI would go on in
   // an unknown state. Here such an error ends it: the terminal is restored, then it is thrown to
   // main(), which reports it as an internal error (exit 1).
@@ -143,6 +151,11 @@ export async function openTui(options: ScreenOptions = {}): Promise<TuiScreen> {
       onCrash(error);
     }
     trace("rendered");
+    // Drawn, not only laid out: plain `zero` loads main.js next, which blocks the event loop, so
+    // the frame must be out first (bounded, should the renderer not draw at all).
+    let bound: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([firstFrame, new Promise<void>((resolve) => (bound = setTimeout(resolve, FIRST_FRAME_BOUND_MS)))]);
+    clearTimeout(bound);
   }
 
   return {
@@ -154,9 +167,19 @@ export async function openTui(options: ScreenOptions = {}): Promise<TuiScreen> {
         signalled = true;
         leave();
       });
-      controller = attach.createController(update, () => state);
-      update((draft) => void (draft.sessionId = controller!.session.id));
-      if (attach.resume) controller.replay();
+      const stopCrashHandling = () => {
+        for (const event of ["uncaughtException", "unhandledRejection"] as const) process.off(event, onCrash);
+      };
+      try {
+        controller = attach.createController(update, () => state);
+        update((draft) => void (draft.sessionId = controller!.session.id));
+        if (attach.resume) controller.replay();
+      } catch (error) {
+        // A refused --resume, a store error: the terminal first, then the caller prints it.
+        stopCrashHandling();
+        leave();
+        throw error;
+      }
       setCwd(attach.cwd);
       setConfig(() => attach.config);
       attached();
@@ -165,7 +188,7 @@ export async function openTui(options: ScreenOptions = {}): Promise<TuiScreen> {
       await mount();
       trace("interactive");
       await done;
-      for (const event of ["uncaughtException", "unhandledRejection"] as const) process.off(event, onCrash);
+      stopCrashHandling();
       tracer?.finish();
       controller.close();
       if (crash) throw crash.error;
