@@ -195,3 +195,23 @@ test("plain zero draws its screen before the runtime loads; a configuration erro
   const marks = Object.fromEntries((await Bun.file(join(sandbox.root, "trace")).text()).trim().split("\n").map((line) => line.split(" ") as [string, string]));
   expect(Number(marks["first-frame"])).toBeLessThan(Number(marks["tui-command"]));
 }, 60_000);
+
+test("a message sent while plain zero is still starting (its screen up, the runtime not yet) is sent once it is ready", async () => {
+  // A plugin that takes 1.5 s to load holds the runtime back while the screen is already up.
+  const plugin = join(sandbox.root, "slow-plugin.ts");
+  writeFileSync(plugin, `await Bun.sleep(1500);\nexport default { hooks: {} };\n`);
+  sandbox.writeUserConfig(fakeConfig(fake.url, "chat", { plugins: [plugin] }));
+  fake.script([{ text: "answered the early task" }]);
+  await startZero("EXIT");
+  typeText("an early task");
+  keys("Enter");
+  let screen = await waitForPane("zero is starting: the message goes as soon as it is ready");
+  expect(fake.requests).toHaveLength(0);
+  screen = await waitForPane("answered the early task");
+  expect(screen).toContain("› an early task");
+  expect(JSON.stringify(fake.requests[0]!.body.messages)).toContain("an early task");
+  keys("C-c");
+  keys("C-c");
+  await waitForPane("EXIT=0");
+  await expectTerminalRestored();
+}, 60_000);

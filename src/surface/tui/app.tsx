@@ -18,8 +18,8 @@ import { ATTRS, COLORS } from "./theme.ts";
 import { formatDuration, toggleRun, visibleRows } from "./timeline.ts";
 
 export type TuiActions = Pick<Controller, "cancel" | "answer" | "choose" | "command" | "editQueued" | "deleteQueued" | "moveQueued" | "stopEditing" | "listFiles" | "listSkills"> & {
-  /** "starting": the screen is up but the runtime is not attached yet (the text stays). */
-  submit(text: string): ReturnType<Controller["submit"]> | "starting";
+  /** "held": the screen is up before the runtime; the message is sent as soon as it is attached. */
+  submit(text: string): ReturnType<Controller["submit"]> | "held";
 };
 
 export type AppProps = {
@@ -122,7 +122,10 @@ export function App(props: AppProps) {
     const result = props.actions.submit(text);
     if (result === "full") return say("the queue is full: the message stays in the composer");
     if (result === "empty") return;
-    if (result === "starting") return say("zero is still starting: press Enter again in a moment", 3000);
+    if (result === "held") {
+      composer?.setText("");
+      return say("zero is starting: the message goes as soon as it is ready", 3000);
+    }
     say(result === "queued" ? "queued: it runs when the active run ends" : result === "edited" ? "the queued message is updated" : "", 4000);
     composer?.setText("");
   };

@@ -76,9 +76,16 @@ export async function openTui(options: ScreenOptions = {}): Promise<TuiScreen> {
   let controller: Controller | undefined;
   let attached!: () => void;
   const ready = new Promise<void>((resolve) => (attached = resolve));
-  // What the keys do before the runtime is attached: nothing but keep the text.
+  // Before the runtime is attached, Enter holds the message (sent, in order, on attach) and the
+  // other actions do nothing.
+  const held: string[] = [];
   const actions: TuiActions = {
-    submit: (text) => (controller ? controller.submit(text) : "starting"),
+    submit: (text) => {
+      if (controller) return controller.submit(text);
+      if (text.trim() === "") return "empty";
+      held.push(text);
+      return "held";
+    },
     cancel: () => controller?.cancel() ?? false,
     answer: (answer) => controller?.answer(answer),
     choose: (name, value) => controller?.choose(name, value),
@@ -183,6 +190,7 @@ export async function openTui(options: ScreenOptions = {}): Promise<TuiScreen> {
       setCwd(attach.cwd);
       setConfig(() => attach.config);
       attached();
+      for (const text of held.splice(0)) controller.submit(text);
       trace("controller-ready");
       attach.onLog?.((line) => update((draft) => void draft.timeline.entries.push({ kind: "notice", id: `log-${++draft.timeline.serial}`, text: line.trimEnd() })));
       await mount();
