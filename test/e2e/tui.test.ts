@@ -30,16 +30,21 @@ async function waitForPane(what: string | RegExp, timeoutMs = 15_000): Promise<s
 
 afterEach(() => void tmux("kill-session", "-t", session));
 
-/** A shell in tmux (120x40) in the workspace, the terminal's modes saved; then zero in it. */
-async function startZero(label: string): Promise<void> {
-  const env = Object.entries({ ...sandbox.env, TERM: "xterm-256color" })
+/**
+ * A shell in tmux (120x40) in the workspace, the terminal's modes saved; then zero in it, its exit
+ * code echoed as `<label>=<code>`. Waits for `ready` (the composer); returns the environment
+ * assignments for more command lines.
+ */
+async function startZero(label: string, options: { env?: Record<string, string>; ready?: string } = {}): Promise<string> {
+  const env = Object.entries({ ...sandbox.env, TERM: "xterm-256color", ...options.env })
     .map(([key, value]) => `${key}='${value.replaceAll("'", "'\\''")}'`)
     .join(" ");
   tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", "-c", sandbox.workspace, "bash --norc --noprofile");
   keys(`PS1='$ '; stty -g > ${sandbox.root}/stty.before; clear`, "Enter");
   await Bun.sleep(200);
   keys(`env -i ${env} ${ZERO_BIN}; echo ${label}=$?; stty -g > ${sandbox.root}/stty.after`, "Enter");
-  await waitForPane("Ask zero to do something");
+  await waitForPane(options.ready ?? "Ask zero to do something");
+  return env;
 }
 
 /** The terminal is as it was: main screen, no mouse tracking, the same tty modes. */
@@ -57,14 +62,7 @@ test("zero in a terminal: type a task, see streamed text and a tool row, approve
     { text: ["Let me ", "check ", "the files."], chunkDelayMs: 30, toolCalls: [{ name: "run", args: { command: "echo tui-ok" } }] },
     { text: ["All ", "done: ", "tui-ok seen."], chunkDelayMs: 30 },
   ]);
-  const env = Object.entries({ ...sandbox.env, TERM: "xterm-256color" })
-    .map(([key, value]) => `${key}='${value.replaceAll("'", "'\\''")}'`)
-    .join(" ");
-  tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", "-c", sandbox.workspace, "bash --norc --noprofile");
-  keys(`PS1='$ '; stty -g > ${sandbox.root}/stty.before; clear`, "Enter");
-  await Bun.sleep(200);
-  keys(`env -i ${env} ${ZERO_BIN}; echo EXIT=$?; stty -g > ${sandbox.root}/stty.after`, "Enter");
-  await waitForPane("Ask zero to do something");
+  const env = await startZero("EXIT");
   typeText("list the files please");
   keys("Enter");
   let screen = await waitForPane("› list the files please");
@@ -180,38 +178,12 @@ test("a crash (a plugin's uncaught error) still restores the terminal and exits 
 
 test("plain zero draws its screen before the runtime loads; a configuration error then restores the terminal and is printed (exit 2)", async () => {
   sandbox.writeUserConfig({ ...fakeConfig(fake.url), permissionMode: "banana" });
-  const env = Object.entries({ ...sandbox.env, TERM: "xterm-256color", ZERO_TUI_TRACE: join(sandbox.root, "trace") })
-    .map(([key, value]) => `${key}='${value.replaceAll("'", "'\\''")}'`)
-    .join(" ");
-  tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", "-c", sandbox.workspace, "bash --norc --noprofile");
-  keys(`PS1='$ '; stty -g > ${sandbox.root}/stty.before; clear`, "Enter");
-  await Bun.sleep(200);
-  keys(`env -i ${env} ${ZERO_BIN}; echo CONFIG=$?; stty -g > ${sandbox.root}/stty.after`, "Enter");
-  const screen = await waitForPane("CONFIG=2");
+  await startZero("CONFIG", { env: { ZERO_TUI_TRACE: join(sandbox.root, "trace") }, ready: "CONFIG=2" });
+  const screen = pane();
   expect(screen).toContain("permissionMode");
   expect(screen).toContain("banana");
   await expectTerminalRestored();
   // The screen was up first: its first frame came before the runtime's command ran.
   const marks = Object.fromEntries((await Bun.file(join(sandbox.root, "trace")).text()).trim().split("\n").map((line) => line.split(" ") as [string, string]));
   expect(Number(marks["first-frame"])).toBeLessThan(Number(marks["tui-command"]));
-}, 60_000);
-
-test("a message sent while plain zero is still starting (its screen up, the runtime not yet) is sent once it is ready", async () => {
-  // A plugin that takes 1.5 s to load holds the runtime back while the screen is already up.
-  const plugin = join(sandbox.root, "slow-plugin.ts");
-  writeFileSync(plugin, `await Bun.sleep(1500);\nexport default { hooks: {} };\n`);
-  sandbox.writeUserConfig(fakeConfig(fake.url, "chat", { plugins: [plugin] }));
-  fake.script([{ text: "answered the early task" }]);
-  await startZero("EXIT");
-  typeText("an early task");
-  keys("Enter");
-  let screen = await waitForPane("zero is starting: the message goes as soon as it is ready");
-  expect(fake.requests).toHaveLength(0);
-  screen = await waitForPane("answered the early task");
-  expect(screen).toContain("› an early task");
-  expect(JSON.stringify(fake.requests[0]!.body.messages)).toContain("an early task");
-  keys("C-c");
-  keys("C-c");
-  await waitForPane("EXIT=0");
-  await expectTerminalRestored();
 }, 60_000);

@@ -11,10 +11,11 @@ import { render } from "@opentui/solid";
 import { createSignal } from "solid-js";
 import { createStore, produce } from "solid-js/store";
 import type { EffectiveConfig } from "../../config/schema.ts";
-import { App, type TuiActions } from "./app.tsx";
+import { App } from "./app.tsx";
 // Types only: a value import would pull the controller's dependencies (config schemas, tools,
 // Zod) into this bundle and cost every launch their evaluation.
 import type { Controller, TuiState, Update } from "./controller.ts";
+import { lateActions } from "./late-actions.ts";
 import { showLinkTargets } from "./links.ts";
 import { initialState } from "./state.ts";
 import { setTheme, themeForTerminal, themeFromEnv } from "./theme.ts";
@@ -74,29 +75,9 @@ export async function openTui(options: ScreenOptions = {}): Promise<TuiScreen> {
   const [config, setConfig] = createSignal<EffectiveConfig>();
   const [cwd, setCwd] = createSignal("");
   let controller: Controller | undefined;
-  let attached!: () => void;
-  const ready = new Promise<void>((resolve) => (attached = resolve));
-  // Before the runtime is attached, Enter holds the message (sent, in order, on attach) and the
-  // other actions do nothing.
-  const held: string[] = [];
-  const actions: TuiActions = {
-    submit: (text) => {
-      if (controller) return controller.submit(text);
-      if (text.trim() === "") return "empty";
-      held.push(text);
-      return "held";
-    },
-    cancel: () => controller?.cancel() ?? false,
-    answer: (answer) => controller?.answer(answer),
-    choose: (name, value) => controller?.choose(name, value),
-    command: (name) => controller?.command(name),
-    editQueued: (id) => controller?.editQueued(id),
-    deleteQueued: (id) => controller?.deleteQueued(id),
-    moveQueued: (id, by) => controller?.moveQueued(id, by),
-    stopEditing: () => controller?.stopEditing(),
-    listFiles: async () => (await ready, controller!.listFiles()),
-    listSkills: async () => (await ready, controller!.listSkills()),
-  };
+  // Until `attach`, Enter holds the message and the rest waits (late-actions.ts).
+  const late = lateActions();
+  const actions = late.actions;
 
   let resolveDone!: () => void;
   const done = new Promise<void>((resolve) => (resolveDone = resolve));
@@ -189,8 +170,7 @@ export async function openTui(options: ScreenOptions = {}): Promise<TuiScreen> {
       }
       setCwd(attach.cwd);
       setConfig(() => attach.config);
-      attached();
-      for (const text of held.splice(0)) controller.submit(text);
+      late.attach(controller);
       trace("controller-ready");
       attach.onLog?.((line) => update((draft) => void draft.timeline.entries.push({ kind: "notice", id: `log-${++draft.timeline.serial}`, text: line.trimEnd() })));
       await mount();
