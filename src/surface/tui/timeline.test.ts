@@ -76,7 +76,16 @@ describe("timeline reducer", () => {
       event("k1", { type: "message.delta", step: 1, text: "child text", parentRunId: "r1", rootRunId: "r1" }),
       event("r1", { type: "agent.completed", childRunId: "k1", taskId: "t", status: "completed", result: { summary: "found 3 modules" } }),
     ]);
-    expect(state.entries).toEqual([{ kind: "child", id: "k1", runId: "r1", agent: "explore", task: "map the repo", status: "completed", summary: "found 3 modules" }]);
+    expect(state.entries).toEqual([{ kind: "child", id: "k1", runId: "r1", agent: "explore", task: "map the repo", status: "completed", summary: "found 3 modules", callId: "d1" }]);
+  });
+
+  test("a child run is drawn under the delegate call that started it, even when another call came in between", () => {
+    const state = emptyTimeline();
+    const spawn = (callId: string, child: string) =>
+      event("r1", { type: "agent.spawned", callId, childRunId: child, taskId: child, taskName: `task ${child}`, agent: "explore", deliverable: "x", workspaceMode: "shared", permissionMode: "read-only", background: false, followUp: false });
+    const call = (callId: string, tool: string) => event("r1", { type: "tool.requested", step: 1, callId, tool, input: {}, risk: "read", operation: "read", target: null });
+    run(state, [started("r1"), call("d1", "delegate"), call("f1", "find"), call("d2", "delegate"), spawn("d1", "k1"), spawn("d2", "k2"), spawn("gone", "k3")]);
+    expect(visibleRows(state).map((r) => (r.kind === "entry" ? r.entry.id : r.kind))).toEqual(["d1", "k1", "f1", "d2", "k2", "k3"]);
   });
 
   test("failures, notices, decisions, the context gauge; clear keeps the run in flight", () => {

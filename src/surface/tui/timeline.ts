@@ -35,7 +35,7 @@ export type Entry =
   | { kind: "assistant"; id: string; runId: string; text: string }
   | { kind: "reasoning"; id: string; runId: string; text: string }
   | ToolEntry
-  | { kind: "child"; id: string; runId: string; agent: string; task: string; status: string; summary?: string }
+  | { kind: "child"; id: string; runId: string; agent: string; task: string; status: string; summary?: string; callId?: string }
   | { kind: "notice"; id: string; runId?: string; text: string }
   | { kind: "error"; id: string; runId?: string; text: string }
   | { kind: "decision"; id: string; runId?: string; tool: string; answer: "once" | "always" | "deny" };
@@ -146,7 +146,7 @@ export function applyEvent(state: TimelineState, event: RuntimeEvent, now = Date
         if (child && child.kind === "child") child.status = "running";
         return;
       }
-      state.entries.push({ kind: "child", id: event.childRunId, runId: event.runId, agent: event.agent, task: event.taskName, status: "running" });
+      state.entries.push({ kind: "child", id: event.childRunId, runId: event.runId, agent: event.agent, task: event.taskName, status: "running", callId: event.callId });
       return;
     case "agent.completed": {
       const child = state.entries.find((entry) => entry.kind === "child" && entry.id === event.childRunId);
@@ -216,20 +216,31 @@ export function visibleRows(state: TimelineState): Row[] {
   const rows: Row[] = [];
   const placed = new Set<string>();
   const hiddenCount = new Map<string, number>();
+  // A child run is drawn right under the delegate call that started it, even when that step made
+  // other calls in between (its entry is added when it spawns, after all of them).
+  const calls = new Set(state.entries.flatMap((entry) => (entry.kind === "tool" ? [entry.id] : [])));
+  const childrenOf = new Map<string, Entry[]>();
   for (const entry of state.entries) {
+    if (entry.kind === "child" && entry.callId !== undefined && calls.has(entry.callId)) childrenOf.set(entry.callId, [...(childrenOf.get(entry.callId) ?? []), entry]);
+  }
+  const place = (entry: Entry): void => {
     const run = "runId" in entry && entry.runId ? state.runs[entry.runId] : undefined;
     const hidden = run !== undefined && run.endedAt !== undefined && entry.id !== run.finalEntryId && entry.kind !== "error";
     if (run && run.endedAt !== undefined && hidden && !placed.has(run.runId)) {
       placed.add(run.runId);
       rows.push({ kind: "worked", run, hidden: 0 });
     }
-    if (hidden && run) {
-      hiddenCount.set(run.runId, (hiddenCount.get(run.runId) ?? 0) + 1);
-      if (run.collapsed) continue;
+    if (hidden && run) hiddenCount.set(run.runId, (hiddenCount.get(run.runId) ?? 0) + 1);
+    if (!(hidden && run?.collapsed)) {
+      rows.push({ kind: "entry", entry });
+      // Under a finished run's final answer: which agent and model gave it.
+      if (run && run.endedAt !== undefined && entry.id === run.finalEntryId) rows.push({ kind: "footer", run });
     }
-    rows.push({ kind: "entry", entry });
-    // Under a finished run's final answer: which agent and model gave it.
-    if (run && run.endedAt !== undefined && entry.id === run.finalEntryId) rows.push({ kind: "footer", run });
+    if (entry.kind === "tool") for (const child of childrenOf.get(entry.id) ?? []) place(child);
+  };
+  for (const entry of state.entries) {
+    if (entry.kind === "child" && entry.callId !== undefined && calls.has(entry.callId)) continue; // placed under its call
+    place(entry);
   }
   for (const row of rows) if (row.kind === "worked") row.hidden = hiddenCount.get(row.run.runId) ?? 0;
   return rows;
