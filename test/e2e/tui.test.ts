@@ -1,5 +1,5 @@
 import { afterEach, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fakeConfig, ZERO_BIN, type Sandbox } from "../support/cli.ts";
 import { useFakeProviderAndSandbox } from "../support/e2e-hooks.ts";
@@ -186,4 +186,25 @@ test("plain zero draws its screen before the runtime loads; a configuration erro
   // The screen was up first: its first frame came before the runtime's command ran.
   const marks = Object.fromEntries((await Bun.file(join(sandbox.root, "trace")).text()).trim().split("\n").map((line) => line.split(" ") as [string, string]));
   expect(Number(marks["first-frame"])).toBeLessThan(Number(marks["tui-command"]));
+}, 60_000);
+
+test("/skills in the TUI shows the root agent's skills found at start-up, and one skill's instructions", async () => {
+  const dir = join(sandbox.configDir, "skills", "release-notes");
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, "SKILL.md"), "---\nname: release-notes\ndescription: drafting release notes\n---\n\nInspect the user-facing commits first.\n");
+  sandbox.writeUserConfig(fakeConfig(fake.url, "chat", { agents: { build: { skills: ["*"] } } }));
+  await startZero("EXIT");
+  typeText("/skills");
+  keys("Enter");
+  let screen = await waitForPane("$release-notes  drafting release notes  (user)");
+  keys("Escape");
+  await Bun.sleep(200); // a lone Esc is told from an Alt- sequence by a pause
+  typeText("/skills release-notes");
+  keys("Enter");
+  screen = await waitForPane("Inspect the user-facing commits first.");
+  expect(screen).toContain(join(dir, "SKILL.md"));
+  keys("Escape");
+  keys("C-c");
+  keys("C-c");
+  await waitForPane("EXIT=0");
 }, 60_000);

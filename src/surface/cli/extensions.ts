@@ -4,10 +4,19 @@ import type { CliIo } from "./io.ts";
 import { cliMcpAccess } from "./mcp-access.ts";
 import { cliPluginAccess } from "./plugin-access.ts";
 import type { RunHooks } from "../../agent/run-hooks.ts";
+import type { SkillCatalog } from "../../skill/discover.ts";
 import { cliSkillAccess } from "./skills-command.ts";
 
 /** One way a run's tools or instructions are extended (MCP servers, skills, plugins), with its lifetime. */
-export type CliExtension = { sources: ToolSource[]; close(): Promise<void>; killNow(): void; /** Lifecycle hooks of every run (plugins). */ hooks?: RunHooks };
+export type CliExtension = {
+  sources: ToolSource[];
+  close(): Promise<void>;
+  killNow(): void;
+  /** Lifecycle hooks of every run (plugins). */
+  hooks?: RunHooks;
+  /** The skill packages found at start-up (the TUI's `$` menu and `/skills` show them). */
+  skills?: SkillCatalog;
+};
 
 /**
  * Everything that extends the runs of a CLI process beside the core tools: each part decides
@@ -18,6 +27,7 @@ export function cliExtensions(io: Pick<CliIo, "stderr" | "env">, loaded: LoadedC
   return {
     sources: [coreToolSource(), ...parts.flatMap((part) => part.sources)],
     hooks: parts.find((part) => part.hooks)?.hooks,
+    skills: parts.find((part) => part.skills)?.skills,
     close: async () => {
       await Promise.all(parts.map((part) => part.close()));
     },

@@ -7,6 +7,7 @@ import { workspaceStateDir } from "../../store/state.ts";
 import { createSessionService, type SessionService } from "../../session/service.ts";
 import type { RunOverrides } from "../../session/run.ts";
 import type { CliIo } from "./io.ts";
+import type { SkillCatalog } from "../../skill/discover.ts";
 import { cliExtensions } from "./extensions.ts";
 import { openWorkspaceStore } from "./sessions-command.ts";
 
@@ -30,13 +31,13 @@ const runExitHandlers = () => {
 /**
  * The CLI's session service for one workspace: the store is opened on first
  * need (so a run refused before it starts leaves no state directory) and
- * closed by `close`.
+ * closed by `close`. `skills` is the catalog found at start-up (the TUI's menus reuse it).
  */
 export function cliSessionService(
   io: Pick<CliIo, "stderr" | "env">,
   loaded: LoadedConfig,
   options: { workspace: string; extraDirs: string[]; overrides: RunOverrides; surface: SessionSurface; interactive?: boolean },
-): { service: SessionService; store(): Store | undefined; close(): Promise<void> } {
+): { service: SessionService; store(): Store | undefined; close(): Promise<void>; skills?: SkillCatalog } {
   let store: Store | undefined;
   let opened = false;
   const dbFile = () => workspaceDatabaseFile(io.env, options.workspace, loaded);
@@ -77,6 +78,7 @@ export function cliSessionService(
   return {
     service,
     store: open,
+    ...(extensions.skills ? { skills: extensions.skills } : {}),
     async close() {
       await service.shutdown();
       await extensions.close();

@@ -18,7 +18,7 @@ import { workspaceFrom } from "./workspace.ts";
  */
 export function cliSkillAccess(io: Pick<CliIo, "env">, loaded: LoadedConfig, options: { workspace: string }): CliExtension {
   const catalog = loadSkills({ env: io.env, loaded, workspace: options.workspace });
-  return { sources: [skillToolSource(catalog)], close: async () => {}, killNow: () => {} };
+  return { sources: [skillToolSource(catalog)], close: async () => {}, killNow: () => {}, skills: catalog };
 }
 
 const OPTIONS = { cwd: { type: "string" }, json: { type: "boolean" }, help: { type: "boolean", short: "h" } } as const;

@@ -8,9 +8,10 @@ import { appendFileSync } from "node:fs";
 import { isatty } from "node:tty";
 import { loadConfig, type LoadedConfig } from "../../config/load.ts";
 import { UsageError } from "../../util/errors.ts";
+import type { SkillChoice } from "../tui/composer-menu.ts";
 import { createController } from "../tui/controller.ts";
 import { skillsForAgent } from "../../skill/catalog.ts";
-import { loadSkills } from "../../skill/source.ts";
+import type { SkillCatalog } from "../../skill/discover.ts";
 import { SKILL_LIMITS } from "../../skill/package.ts";
 import { readRegularFile } from "../../security/files.ts";
 import { parseCommandArgs, stringFlag } from "./args.ts";
@@ -70,7 +71,7 @@ async function runTui(io: CliIo): Promise<number> {
   const loaded = loadConfig({ workspace, env: io.env });
   reportConfigNotices(tuiIo, loaded);
   trace("config-loaded");
-  const { service, close } = cliSessionService(tuiIo, loaded, { workspace, extraDirs: [], overrides: {}, surface: "tui", interactive: true });
+  const { service, close, skills } = cliSessionService(tuiIo, loaded, { workspace, extraDirs: [], overrides: {}, surface: "tui", interactive: true });
   trace("service-built");
   let result: { sessionId: string; started: boolean; signalled: boolean };
   try {
@@ -80,7 +81,7 @@ async function runTui(io: CliIo): Promise<number> {
       config: loaded.config,
       cwd: workspace,
       resume: resume !== undefined,
-      createController: (update, read) => createController({ service, config: loaded.config, workspace, update, read, skills: () => rootSkills(io, loaded, workspace), skillText, ...(resume !== undefined ? { resume } : {}) }),
+      createController: (update, read) => createController({ service, config: loaded.config, workspace, update, read, skills: () => rootSkills(loaded, skills), skillText, ...(resume !== undefined ? { resume } : {}) }),
       onInterrupt: io.onInterrupt,
       onLog: (line) => {
         sink = line;
@@ -97,11 +98,11 @@ async function runTui(io: CliIo): Promise<number> {
   return result.signalled ? 130 : 0;
 }
 
-/** The `$` menu's skills: the root agent's, found again on first use (the run's own list is the same). */
-function rootSkills(io: CliIo, loaded: LoadedConfig, workspace: string): { id: string; description: string }[] {
+/** The `$` menu's and `/skills`' skills: the root agent's, from the catalog the runs use. */
+function rootSkills(loaded: LoadedConfig, catalog: SkillCatalog | undefined): SkillChoice[] {
   const agent = loaded.config.agents[loaded.config.defaultAgent];
-  if (!agent) return [];
-  return skillsForAgent(loadSkills({ env: io.env, loaded, workspace }), agent).map((skill) => ({ id: skill.id, description: skill.description, provenance: skill.provenance, file: skill.file }));
+  if (!agent || !catalog) return [];
+  return skillsForAgent(catalog, agent).map((skill) => ({ id: skill.id, description: skill.description, provenance: skill.provenance, file: skill.file }));
 }
 
 /** A skill's SKILL.md for `/skills <name>`: a regular file, bounded like the package check; UTF-8 or nothing. */
