@@ -5,6 +5,7 @@
 // bin/zero is the one executable the package ships (test/e2e/hostile-workspace.test.ts).
 import { MAIN_HELP } from "./surface/cli/help.ts";
 import { holdSignals } from "./util/early-signals.ts";
+import { traceMarks } from "./util/trace-marks.ts";
 import { VERSION } from "./util/version.ts";
 
 // The bundle build sets this to "./main.js" (a separate bytecode-cached file), so
@@ -52,8 +53,7 @@ if (first === "--version" || first === "-v") {
 
 /** The TUI's screen, mounted (dist/tui.js, or the source entry that registers the JSX transform). */
 async function openScreenEarly(): Promise<import("./surface/tui/start.tsx").TuiScreen> {
-  const traceFile = process.env.ZERO_TUI_TRACE;
-  const trace = traceFile ? (mark: string) => require("node:fs").appendFileSync(traceFile, `${mark} ${performance.now().toFixed(1)}\n`) : undefined;
+  const trace = traceMarks(process.env.ZERO_TUI_TRACE);
   trace?.("index-open");
   const { openTui } = (await import(tuiModule)) as typeof import("./surface/tui/start.tsx");
   const screen = await openTui(trace ? { trace } : {});

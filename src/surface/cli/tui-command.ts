@@ -4,10 +4,10 @@
  * (OpenTUI + Solid, dist/tui.js) is imported only now, through a variable so the bundler never
  * pulls it into main.js.
  */
-import { appendFileSync } from "node:fs";
 import { isatty } from "node:tty";
 import { loadConfig, type LoadedConfig } from "../../config/load.ts";
 import { UsageError } from "../../util/errors.ts";
+import { traceMarks } from "../../util/trace-marks.ts";
 import type { SkillChoice } from "../tui/composer-menu.ts";
 import { createController } from "../tui/controller.ts";
 import { skillsForAgent } from "../../skill/catalog.ts";
@@ -41,10 +41,8 @@ export async function tuiCommand(io: CliIo): Promise<number> {
 }
 
 async function runTui(io: CliIo): Promise<number> {
-  const traceFile = io.env.ZERO_TUI_TRACE;
-  const trace = (mark: string) => {
-    if (traceFile) appendFileSync(traceFile, `${mark} ${performance.now().toFixed(1)}\n`);
-  };
+  const traceMark = traceMarks(io.env.ZERO_TUI_TRACE);
+  const trace = (mark: string) => traceMark?.(mark);
   trace("tui-command");
   // --help anywhere wins (`zero --resume --help` must not read --help as the session id).
   if (io.argv.includes("--help") || io.argv.includes("-h")) {
@@ -75,7 +73,7 @@ async function runTui(io: CliIo): Promise<number> {
   trace("service-built");
   let result: { sessionId: string; started: boolean; signalled: boolean };
   try {
-    const screen = io.tuiScreen ?? (await (await view!).openTui(traceFile ? { trace } : {}));
+    const screen = io.tuiScreen ?? (await (await view!).openTui(traceMark ? { trace: traceMark } : {}));
     trace("tui-module-loaded");
     result = await screen.attach({
       config: loaded.config,
