@@ -1,13 +1,12 @@
 import { afterEach, expect, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Sandbox } from "../../test/support/cli.ts";
 import { useFakeProviderAndSandbox } from "../../test/support/e2e-hooks.ts";
 import type { FakeProvider } from "../../test/support/fake-provider.ts";
+import { lazyWorkspaceStore } from "../../test/support/workspace-store.ts";
 import { loadConfig } from "../config/load.ts";
 import type { RuntimeEvent } from "../protocol/events.ts";
-import { workspaceStateDir } from "../store/state.ts";
-import { openStore, type Store } from "../store/store.ts";
 import { createSessionService, type SessionServiceOptions } from "./service.ts";
 
 // The session service with the real model runner against the fake provider over HTTP,
@@ -15,17 +14,19 @@ import { createSessionService, type SessionServiceOptions } from "./service.ts";
 
 let fake: FakeProvider;
 let sandbox: Sandbox;
-let store: Store | undefined;
+let stores: ReturnType<typeof lazyWorkspaceStore> | undefined;
+/** The store, once a run opened it. */
+const store = () => stores?.current();
 
 useFakeProviderAndSandbox({ fake: (f) => (fake = f), sandbox: (s) => (sandbox = s) }, { userConfig: true });
 afterEach(() => {
-  store?.close();
-  store = undefined;
+  stores?.close();
+  stores = undefined;
 });
 
 function service(overrides: Partial<SessionServiceOptions> = {}) {
   const loaded = loadConfig({ workspace: sandbox.workspace, env: sandbox.env });
-  const dir = workspaceStateDir(sandbox.env, sandbox.workspace);
+  stores ??= lazyWorkspaceStore(sandbox.env, sandbox.workspace);
   return createSessionService({
     config: loaded.config,
     env: sandbox.env,
@@ -33,11 +34,7 @@ function service(overrides: Partial<SessionServiceOptions> = {}) {
     extraDirs: [],
     surface: "tui",
     overrides: {},
-    store: {
-      enabled: true,
-      exists: () => store !== undefined || existsSync(join(dir, "zero-cli.db")),
-      open: () => (store ??= openStore({ dir }).store),
-    },
+    store: stores.access,
     ...overrides,
   });
 }
@@ -117,11 +114,11 @@ test("the history is written incrementally: bytes per step stay flat as the sess
   const turns = 6;
   for (let turn = 0; turn < turns; turn++) {
     const steps: number[] = [];
-    let before = store?.bytesWritten() ?? 0;
+    let before = store()?.bytesWritten() ?? 0;
     const measure = (event: RuntimeEvent) => {
       // A step's writes are done by the next step's start (its messages, checkpoint and events).
       if (event.type !== "step.started" && event.type !== "run.completed") return;
-      const now = store?.bytesWritten() ?? 0;
+      const now = store()?.bytesWritten() ?? 0;
       if (event.type === "run.completed" || (event.type === "step.started" && event.step > 1)) steps.push(now - before);
       before = now;
     };
@@ -135,7 +132,7 @@ test("the history is written incrementally: bytes per step stay flat as the sess
   const lastTurn = average(perStep.at(-1)!);
   // Writing the whole history each step would make the last turn's steps about six times as big.
   expect(lastTurn / firstTurn).toBeLessThan(1.25);
-  expect(store!.loadMessages(session.id)).toHaveLength(turns * 18);
+  expect(store()!.loadMessages(session.id)).toHaveLength(turns * 18);
 });
 
 test("subscribe replays a session's stored events after a point, then goes on live", async () => {

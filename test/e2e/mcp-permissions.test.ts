@@ -1,8 +1,7 @@
 import { expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync } from "node:fs";
-import { join } from "node:path";
 import type { FakeProvider } from "../support/fake-provider.ts";
 import { useFakeProviderAndSandbox } from "../support/e2e-hooks.ts";
+import { lazyWorkspaceStore } from "../support/workspace-store.ts";
 import { fakeConfig, jsonLines, runZero, type Sandbox } from "../support/cli.ts";
 import { completion, describeRun, eventsOf, fixtureServer, lastToolMessage } from "../fixtures/mcp/support.ts";
 import { loadConfig } from "../../src/config/load.ts";
@@ -10,8 +9,6 @@ import { createMcpHub } from "../../src/mcp/hub.ts";
 import type { RuntimeEvent } from "../../src/protocol/events.ts";
 import { createSessionService } from "../../src/session/service.ts";
 import { coreToolSource } from "../../src/session/tool-sources.ts";
-import { workspaceStateDir } from "../../src/store/state.ts";
-import { openStore, type Store } from "../../src/store/store.ts";
 
 // MCP-07: a stdio server's tools carry execute risk whatever their annotations claim, and go
 // through the normal permission flow; "always" for one MCP tool covers that tool only.
@@ -62,8 +59,7 @@ test('"always" for one MCP tool approves that tool only: not another tool, not t
   const loaded = loadConfig({ workspace: sandbox.workspace, env: sandbox.env });
   // The real hub as the session's tool source, as the CLI wires it.
   const hub = createMcpHub({ config: loaded.config, env: sandbox.env, log: () => {}, interactive: false });
-  const dir = workspaceStateDir(sandbox.env, sandbox.workspace);
-  let store: Store | undefined;
+  const stores = lazyWorkspaceStore(sandbox.env, sandbox.workspace);
   const sessions = createSessionService({
     config: loaded.config,
     env: sandbox.env,
@@ -73,7 +69,7 @@ test('"always" for one MCP tool approves that tool only: not another tool, not t
     overrides: {},
     interactive: true,
     toolSources: [coreToolSource(), hub.source],
-    store: { enabled: true, exists: () => store !== undefined || existsSync(join(dir, "zero-cli.db")), open: () => (store ??= openStore({ dir }).store) },
+    store: stores.access,
   });
   try {
     const session = sessions.open({ kind: "new" });
@@ -111,6 +107,6 @@ test('"always" for one MCP tool approves that tool only: not another tool, not t
   } finally {
     await sessions.shutdown();
     await hub.close();
-    store?.close();
+    stores.close();
   }
 });

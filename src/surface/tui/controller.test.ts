@@ -5,10 +5,9 @@ import { fakeConfig, type Sandbox } from "../../../test/support/cli.ts";
 import { waitUntil } from "../../../test/support/cli.ts";
 import { useFakeProviderAndSandbox } from "../../../test/support/e2e-hooks.ts";
 import type { FakeProvider } from "../../../test/support/fake-provider.ts";
+import { lazyWorkspaceStore } from "../../../test/support/workspace-store.ts";
 import { loadConfig } from "../../config/load.ts";
 import { createSessionService } from "../../session/service.ts";
-import { workspaceStateDir } from "../../store/state.ts";
-import { openStore, type Store } from "../../store/store.ts";
 import { createController, FRAME_MS, initialState, type TuiState } from "./controller.ts";
 import { visibleRows } from "./timeline.ts";
 
@@ -16,16 +15,16 @@ import { visibleRows } from "./timeline.ts";
 
 let fake: FakeProvider;
 let sandbox: Sandbox;
-let store: Store | undefined;
+let stores: ReturnType<typeof lazyWorkspaceStore> | undefined;
 useFakeProviderAndSandbox({ fake: (f) => (fake = f), sandbox: (s) => (sandbox = s) }, { userConfig: true });
 afterEach(() => {
-  store?.close();
-  store = undefined;
+  stores?.close();
+  stores = undefined;
 });
 
 function setup(resume?: string, onUpdate: () => void = () => {}, extra: Partial<Parameters<typeof createController>[0]> = {}) {
   const loaded = loadConfig({ workspace: sandbox.workspace, env: sandbox.env });
-  const dir = workspaceStateDir(sandbox.env, sandbox.workspace);
+  stores ??= lazyWorkspaceStore(sandbox.env, sandbox.workspace);
   const service = createSessionService({
     config: loaded.config,
     env: sandbox.env,
@@ -34,7 +33,7 @@ function setup(resume?: string, onUpdate: () => void = () => {}, extra: Partial<
     surface: "tui",
     overrides: {},
     interactive: true,
-    store: { enabled: true, exists: () => store !== undefined || existsSync(join(dir, "zero-cli.db")), open: () => (store ??= openStore({ dir }).store) },
+    store: stores.access,
   });
   let state: TuiState = initialState("");
   const controller = createController({ service, config: loaded.config, workspace: sandbox.workspace, update: (change) => (onUpdate(), change(state)), read: () => state, ...extra, ...(resume ? { resume } : {}) });
