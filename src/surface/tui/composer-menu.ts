@@ -91,15 +91,49 @@ export function menuWindow(count: number, selected: number, rows = MENU_ROWS): {
 export function matchFiles(files: readonly string[], query: string, max = 50): string[] {
   const q = query.toLowerCase();
   if (q === "") return files.slice(0, max);
-  const scored: { path: string; score: number }[] = [];
-  for (const path of files) {
-    const lower = path.toLowerCase();
-    const name = lower.slice(lower.lastIndexOf("/") + 1);
-    const score = name.startsWith(q) ? 0 : name.includes(q) ? 1 : lower.includes(q) ? 2 : inOrder(lower, q) ? 3 : -1;
-    if (score >= 0) scored.push({ path, score });
+  // Runs on every keystroke over up to 20,000 paths: their lower-case forms are made once per
+  // listing, and from the best buckets (name starts with, name contains, path contains, letters
+  // in order) only the shortest `max` are picked, never the whole list sorted.
+  const { lower, names } = lowerCased(files);
+  const buckets: number[][] = [[], [], [], []];
+  for (let i = 0; i < files.length; i++) {
+    const name = names[i]!;
+    const path = lower[i]!;
+    const bucket = name.startsWith(q) ? 0 : name.includes(q) ? 1 : path.includes(q) ? 2 : inOrder(path, q) ? 3 : -1;
+    if (bucket >= 0) buckets[bucket]!.push(i);
   }
-  scored.sort((a, b) => a.score - b.score || a.path.length - b.path.length || (a.path < b.path ? -1 : 1));
-  return scored.slice(0, max).map((entry) => entry.path);
+  const best: string[] = [];
+  for (const bucket of buckets) {
+    if (best.length >= max) break;
+    best.push(...shortestFirst(bucket.map((i) => files[i]!), max - best.length));
+  }
+  return best;
+}
+
+/** The `count` shortest paths (then by name), in order, without sorting all of them. */
+function shortestFirst(paths: readonly string[], count: number): string[] {
+  const before = (a: string, b: string) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
+  const kept: string[] = [];
+  for (const path of paths) {
+    if (kept.length === count && before(path, kept[count - 1]!) >= 0) continue;
+    let at = kept.length;
+    while (at > 0 && before(path, kept[at - 1]!) < 0) at--;
+    kept.splice(at, 0, path);
+    if (kept.length > count) kept.pop();
+  }
+  return kept;
+}
+
+const lowered = new WeakMap<readonly string[], { lower: string[]; names: string[] }>();
+
+function lowerCased(files: readonly string[]): { lower: string[]; names: string[] } {
+  let cached = lowered.get(files);
+  if (!cached) {
+    const lower = files.map((path) => path.toLowerCase());
+    cached = { lower, names: lower.map((path) => path.slice(path.lastIndexOf("/") + 1)) };
+    lowered.set(files, cached);
+  }
+  return cached;
 }
 
 function inOrder(text: string, letters: string): boolean {
