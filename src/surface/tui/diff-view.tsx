@@ -17,7 +17,12 @@ export type DiffFile = { oldName: string; newName: string; hunks: DiffHunk[] };
 
 const HUNK = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/;
 
-/** The files and hunks of a unified diff; lines that fit no hunk (git headers, notes) are skipped. */
+/**
+ * The files and hunks of a unified diff; lines that fit no hunk (git headers, notes) are skipped.
+ * Not the `diff` package's `parsePatch`: it throws on a hunk shorter than its header says, which is
+ * what a tool output cut at its size bound looks like, and the start of such a diff is still
+ * worth showing.
+ */
 export function parseUnifiedDiff(text: string): DiffFile[] {
   const lines = text.split("\n");
   const files: DiffFile[] = [];
